@@ -1,0 +1,16 @@
+#pragma once
+// One registration function per subcommand; main.cc holds the table.
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace dtsim::cli {
+
+/// What a subcommand does once its flags are parsed: writes to stdout, returns the exit code.
+using Action = std::function<int()>;
+
+/// Registers `dtsim show model|cluster|gpu NAME-or-FILE [--json]`.
+void add_show(CLI::App& app, Action& action);
+
+}  // namespace dtsim::cli

@@ -1,0 +1,58 @@
+#pragma once
+// Parameter counts and model FLOPs of a transformer, independent of how it is parallelised.
+#include <cstdint>
+
+#include "core/units.h"
+#include "spec/model.h"
+
+namespace dtsim::cost {
+
+/// Parameters of one transformer layer, by part.
+struct LayerParams {
+  double attention = 0;  ///< q, k, v, output projections and their biases, q/k norms
+  double mlp = 0;        ///< dense MLP, or all experts plus router and shared experts
+  double mlp_active = 0; ///< MLP parameters one token touches (top-k experts + shared + router)
+  double norms = 0;      ///< the two pre-norms
+  [[nodiscard]] double total() const { return attention + mlp + norms; }
+  [[nodiscard]] double active() const { return attention + mlp_active + norms; }
+};
+
+/// Whole-model parameter counts.
+struct ModelParams {
+  LayerParams layer;      ///< every layer is alike in the supported families
+  double embedding = 0;   ///< token embedding (vocab x hidden)
+  double position = 0;    ///< learned position table
+  double final_norm = 0;
+  double lm_head = 0;     ///< 0 when tied to the embedding
+  [[nodiscard]] double total(std::int64_t layers) const;
+  [[nodiscard]] double active(std::int64_t layers) const;
+};
+
+/// Counts parameters the way the model's framework allocates them (unpadded vocabulary).
+[[nodiscard]] ModelParams count_params(const spec::Model& m);
+
+/// Model FLOPs of one token's forward pass at sequence length `seq`, by Megatron-LM's
+/// count (megatron/training/training.py num_floating_point_operations divided by 3):
+/// every GEMM at 2 FLOPs per multiply-add, attention scores and values over the full
+/// sequence (no causal discount), logits; element-wise ops are not counted.
+struct TokenFlops {
+  Flops attention_proj;  ///< q, k, v and output projections
+  Flops attention_core;  ///< QK^T and softmax(QK^T)V
+  Flops mlp;             ///< active MLP GEMMs (top-k experts for MoE)
+  Flops logits;          ///< LM head
+  std::int64_t layers = 0;
+  /// Forward FLOPs of one token through the whole model.
+  [[nodiscard]] Flops forward() const {
+    return (attention_proj + attention_core + mlp) * static_cast<double>(layers) + logits;
+  }
+  /// Backward = 2x forward (data and weight gradients), Narayanan et al. SC'21 appendix.
+  [[nodiscard]] Flops backward() const { return forward() * 2.0; }
+};
+
+/// Per-layer forward FLOPs of one token (see TokenFlops).
+[[nodiscard]] TokenFlops token_flops(const spec::Model& m, std::int64_t seq);
+
+/// Megatron-LM model FLOPs of one optimizer step (3x forward, no recompute) for `tokens` tokens.
+[[nodiscard]] Flops step_model_flops(const spec::Model& m, std::int64_t seq, double tokens);
+
+}  // namespace dtsim::cost

@@ -1,0 +1,120 @@
+#include "report/show.h"
+
+#include <nlohmann/json.hpp>
+
+#include "cost/model_stats.h"
+#include "report/table.h"
+#include "topology/links.h"
+
+namespace dtsim::report {
+namespace {
+
+nlohmann::json model_json(const spec::Model& m, std::int64_t seq) {
+  cost::ModelParams p = cost::count_params(m);
+  cost::TokenFlops f = cost::token_flops(m, seq);
+  nlohmann::json j;
+  j["name"] = m.name;
+  j["source"] = m.source;
+  j["architecture"] = {{"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.kv_heads},
+                       {"head_dim", m.head_dim}, {"ffn_hidden", m.ffn_hidden},
+                       {"activation", spec::to_string(m.activation)}, {"vocab", m.vocab},
+                       {"position_embedding", spec::to_string(m.position_embedding)},
+                       {"max_position", m.max_position}, {"tied_embeddings", m.tied_embeddings},
+                       {"norm", spec::to_string(m.norm)}, {"linear_bias", spec::to_string(m.linear_bias)},
+                       {"qk_norm", m.qk_norm}, {"moe_experts", m.moe_experts}, {"moe_topk", m.moe_topk},
+                       {"moe_ffn_hidden", m.moe_ffn_hidden}, {"moe_shared_ffn_hidden", m.moe_shared_ffn_hidden}};
+  j["parameters"] = p.total(m.layers);
+  j["active_parameters"] = p.active(m.layers);
+  j["per_layer"] = {{"attention", p.layer.attention}, {"mlp", p.layer.mlp}, {"mlp_active", p.layer.mlp_active},
+                    {"norms", p.layer.norms}, {"total", p.layer.total()}};
+  j["non_layer"] = {{"embedding", p.embedding}, {"position", p.position}, {"final_norm", p.final_norm},
+                    {"lm_head", p.lm_head}};
+  j["flops_per_token"] = {{"seq_len", seq},
+                          {"forward", f.forward().value()},
+                          {"backward", f.backward().value()},
+                          {"per_layer_forward",
+                           {{"attention_proj", f.attention_proj.value()},
+                            {"attention_core", f.attention_core.value()},
+                            {"mlp", f.mlp.value()}}},
+                          {"logits_forward", f.logits.value()}};
+  return j;
+}
+
+std::string model_text(const spec::Model& m, std::int64_t seq) {
+  cost::ModelParams p = cost::count_params(m);
+  cost::TokenFlops f = cost::token_flops(m, seq);
+  std::string out = m.name + "\n  source: " + (m.source.empty() ? "(none given)" : m.source) + "\n";
+  out += "  " + std::to_string(m.layers) + " layers, hidden " + std::to_string(m.hidden) + ", " +
+         std::to_string(m.heads) + " heads (" + std::to_string(m.kv_heads) + " kv, head_dim " +
+         std::to_string(m.head_dim) + "), ffn " + std::to_string(m.ffn_hidden) + " " +
+         spec::to_string(m.activation) + ", vocab " + std::to_string(m.vocab) + "\n";
+  out += std::string("  ") + spec::to_string(m.position_embedding) + " positions, " + spec::to_string(m.norm) +
+         ", bias " + spec::to_string(m.linear_bias) + (m.tied_embeddings ? ", tied" : ", untied") + " embeddings";
+  if (m.is_moe())
+    out += ", MoE " + std::to_string(m.moe_experts) + " experts top-" + std::to_string(m.moe_topk) + " (ffn " +
+           std::to_string(m.moe_ffn_hidden) + ")";
+  out += "\n\n  parameters         " + si_count(p.total(m.layers)) + "\n";
+  if (m.is_moe()) out += "  active parameters  " + si_count(p.active(m.layers)) + "\n";
+  Table t({"part", "parameters", "share"});
+  double total = p.total(m.layers);
+  auto row = [&](const std::string& name, double v) { t.add({name, si_count(v), fixed(100 * v / total, 2) + "%"}); };
+  row("attention (all layers)", p.layer.attention * m.layers);
+  row("mlp (all layers)", p.layer.mlp * m.layers);
+  row("norms (all layers)", p.layer.norms * m.layers + p.final_norm);
+  row("embedding", p.embedding + p.position);
+  if (p.lm_head > 0) row("lm head", p.lm_head);
+  out += "\n" + t.render();
+  out += "\n  FLOPs per token at seq " + std::to_string(seq) + " (Megatron-LM model FLOPs): forward " +
+         si_count(f.forward().value()) + ", backward " + si_count(f.backward().value()) + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string show_model(const spec::Model& m, std::int64_t seq, bool json) {
+  return json ? model_json(m, seq).dump(2) + "\n" : model_text(m, seq);
+}
+
+std::string show_gpu(const spec::Gpu& g, bool json) {
+  using spec::Dtype;
+  const Dtype all[] = {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8};
+  if (json) {
+    nlohmann::json j{{"name", g.name}, {"memory_GiB", to_gib(g.memory)},
+                     {"hbm_bandwidth_GBps", to_gbytes_per_s(g.hbm_bandwidth)}};
+    for (Dtype d : all) j["peak_tflops"][spec::to_string(d)] = to_tflops(g.peak(d));
+    return j.dump(2) + "\n";
+  }
+  Table t({"dtype", "peak dense TFLOP/s"});
+  for (Dtype d : all) t.add({spec::to_string(d), g.peak(d).value() > 0 ? fixed(to_tflops(g.peak(d)), 1) : "-"});
+  return g.name + "\n  memory " + fixed(to_gib(g.memory), 1) + " GiB, HBM " +
+         fixed(to_gbytes_per_s(g.hbm_bandwidth), 0) + " GB/s\n\n" + t.render();
+}
+
+std::string show_cluster(const spec::Cluster& c, std::int64_t gpus, bool json) {
+  std::int64_t nodes = c.nodes_for(gpus);
+  int levels = topology::levels_spanned(c, nodes);
+  struct Row { std::string name; topology::LinkCost link; };
+  std::vector<Row> rows{{std::string("intra-node ") + spec::to_string(c.intra.fabric), topology::intra_node_link(c)}};
+  for (int l = 1; l <= std::max(levels, 1); ++l)
+    rows.push_back({"network, " + std::to_string(l) + " fat-tree level" + (l > 1 ? "s" : ""), topology::network_link(c, l)});
+  if (json) {
+    nlohmann::json j{{"name", c.name}, {"gpu", c.gpu.name}, {"gpus", gpus}, {"gpus_per_node", c.gpus_per_node},
+                     {"nodes", nodes}, {"fabric_levels_used", levels}, {"max_nodes", topology::max_nodes(c)},
+                     {"nics_per_node", c.nics_per_node}, {"rail_optimized", c.rail_optimized},
+                     {"nvls", c.intra.nvls}, {"calibration", c.calibration}};
+    for (const Row& r : rows)
+      j["links"].push_back({{"class", r.name}, {"bandwidth_GBps", to_gbytes_per_s(r.link.bandwidth)},
+                            {"latency_us", to_us(r.link.latency)}});
+    return j.dump(2) + "\n";
+  }
+  Table t({"link class", "GB/s per GPU per direction", "latency (us)"});
+  for (const Row& r : rows) t.add({r.name, fixed(to_gbytes_per_s(r.link.bandwidth), 1), fixed(to_us(r.link.latency), 2)});
+  std::string out = c.name + ": " + std::to_string(gpus) + " x " + c.gpu.name + " in " + std::to_string(nodes) +
+                    " node" + (nodes > 1 ? "s" : "") + " of " + std::to_string(c.gpus_per_node) + "; " +
+                    std::to_string(c.nics_per_node) + " NICs per node" + (c.rail_optimized ? " (rail-optimized)" : "") +
+                    "; fabric levels used: " + std::to_string(levels) + " (max " + std::to_string(topology::max_nodes(c)) +
+                    " nodes)\n  calibration profile: " + c.calibration + "\n\n";
+  return out + t.render();
+}
+
+}  // namespace dtsim::report

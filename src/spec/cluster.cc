@@ -1,0 +1,108 @@
+#include "spec/cluster.h"
+
+#include <filesystem>
+
+#include "core/errors.h"
+#include "spec/json_reader.h"
+#include "spec/load.h"
+
+namespace dtsim::spec {
+namespace {
+
+IntraNode read_intra(ObjectReader r) {
+  IntraNode n;
+  n.fabric = static_cast<IntraFabric>(r.choice("fabric", {"nvswitch", "nvlink", "pcie"}));
+  n.bandwidth = gbytes_per_s(r.positive("bandwidth_GBps"));
+  n.latency = us(r.positive("latency_us", true));
+  n.nvls = r.optional_boolean("nvls").value_or(false);
+  if (n.nvls && n.fabric != IntraFabric::nvswitch)
+    r.fail("nvls", "expected false unless fabric is \"nvswitch\", got true");
+  r.finish();
+  return n;
+}
+
+std::vector<FabricLevel> read_fabric(ObjectReader& r) {
+  const nlohmann::json& arr = r.array("fabric");
+  if (arr.empty()) r.fail("fabric", "expected at least one level, got an empty array");
+  std::vector<FabricLevel> levels;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    ObjectReader l(arr[i], r.file(), r.pointer("fabric") + "/" + std::to_string(i));
+    FabricLevel f;
+    f.switch_radix = l.integer("switch_radix", 2, 1 << 20);
+    f.oversubscription = l.optional_positive("oversubscription").value_or(1.0);
+    if (f.oversubscription < 1.0)
+      l.fail("oversubscription", "expected a number >= 1, got " + std::to_string(f.oversubscription));
+    f.hop_latency = us(l.positive("hop_latency_us", true));
+    l.finish();
+    levels.push_back(f);
+  }
+  return levels;
+}
+
+std::vector<std::int64_t> read_gpu_to_nic(ObjectReader& r, std::int64_t gpus, std::int64_t nics) {
+  const nlohmann::json& arr = r.array("gpu_to_nic");
+  if (static_cast<std::int64_t>(arr.size()) != gpus)
+    r.fail("gpu_to_nic", "expected " + std::to_string(gpus) + " entries (gpus_per_node), got " +
+                             std::to_string(arr.size()));
+  std::vector<std::int64_t> map;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    if (!arr[i].is_number_integer() || arr[i].get<std::int64_t>() < 0 || arr[i].get<std::int64_t>() >= nics)
+      throw SpecError(r.where("gpu_to_nic") + "/" + std::to_string(i),
+                      "expected a NIC index in [0, " + std::to_string(nics - 1) + "], got " + describe(arr[i]));
+    map.push_back(arr[i].get<std::int64_t>());
+  }
+  return map;
+}
+
+// A cluster's "gpu" is a preset name, or a path relative to the cluster file.
+Gpu read_gpu_ref(ObjectReader& r, const std::string& ref) {
+  std::filesystem::path rel = std::filesystem::path(r.file()).parent_path() / ref;
+  std::string target = std::filesystem::exists(rel) && std::filesystem::is_regular_file(rel) ? rel.string() : ref;
+  return load_gpu(target, r.where("gpu"));
+}
+
+}  // namespace
+
+std::int64_t Cluster::gpus_per_nic() const {
+  return nics_per_node == 0 ? gpus_per_node : (gpus_per_node + nics_per_node - 1) / nics_per_node;
+}
+
+std::int64_t Cluster::nodes_for(std::int64_t gpus) const { return (gpus + gpus_per_node - 1) / gpus_per_node; }
+
+const char* to_string(IntraFabric f) {
+  switch (f) {
+    case IntraFabric::nvswitch: return "nvswitch";
+    case IntraFabric::nvlink: return "nvlink";
+    case IntraFabric::pcie: return "pcie";
+  }
+  return "?";
+}
+
+Cluster parse_cluster(const std::string& text, const std::string& file) {
+  nlohmann::json j = parse_json_text(text, file);
+  ObjectReader r(j, file, "");
+  Cluster c;
+  c.name = r.string("name");
+  c.gpu_name = r.string("gpu");
+  c.gpu = read_gpu_ref(r, c.gpu_name);
+  c.gpus_per_node = r.integer("gpus_per_node", 1, 1024);
+  c.intra = read_intra(r.object("intra_node"));
+  c.nics_per_node = r.integer("nics_per_node", 1, 1024);
+  c.nic_bandwidth = gbits_per_s(r.positive("nic_bandwidth_Gbps"));
+  c.nic_latency = us(r.positive("nic_latency_us", true));
+  c.rail_optimized = r.boolean("rail_optimized");
+  c.gpu_to_nic = read_gpu_to_nic(r, c.gpus_per_node, c.nics_per_node);
+  c.fabric = read_fabric(r);
+  c.calibration = r.string("calibration");
+  c.source = r.optional_string("source").value_or("");
+  r.skip("sources");
+  r.finish();
+  return c;
+}
+
+Cluster load_cluster(const std::string& name_or_path, const std::string& flag) {
+  std::string path = resolve_preset("topologies", name_or_path, flag);
+  return parse_cluster(read_json_file(path).dump(), path);
+}
+
+}  // namespace dtsim::spec

@@ -1,0 +1,56 @@
+#pragma once
+// A cluster of identical nodes: intra-node fabric, NICs, and a fat-tree scale-out fabric.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+#include "spec/gpu.h"
+
+namespace dtsim::spec {
+
+enum class IntraFabric { nvswitch, nvlink, pcie };
+
+/// GPU-to-GPU fabric inside a node.
+struct IntraNode {
+  IntraFabric fabric = IntraFabric::nvswitch;
+  BytesPerSecond bandwidth;   ///< per GPU, per direction
+  Seconds latency;            ///< one hop, GPU to GPU
+  bool nvls = false;          ///< NVSwitch in-network reduction (NVLink SHARP, Hopper+)
+  bool operator==(const IntraNode&) const = default;
+};
+
+/// One level of the scale-out fat tree (level 0 = leaf switches).
+struct FabricLevel {
+  std::int64_t switch_radix = 0;
+  double oversubscription = 1.0;  ///< down:up bandwidth ratio at this level (1 = full bisection)
+  Seconds hop_latency;
+  bool operator==(const FabricLevel&) const = default;
+};
+
+/// The whole cluster description; the node count follows from the job's GPU count.
+struct Cluster {
+  std::string name;
+  std::string source;
+  Gpu gpu;
+  std::string gpu_name;             ///< as written in the file (preset name or path)
+  std::int64_t gpus_per_node = 0;
+  IntraNode intra;
+  std::int64_t nics_per_node = 0;
+  BytesPerSecond nic_bandwidth;     ///< per NIC, per direction
+  Seconds nic_latency;              ///< NIC + first cable, one way
+  bool rail_optimized = true;
+  std::vector<std::int64_t> gpu_to_nic;  ///< NIC index of each local GPU
+  std::vector<FabricLevel> fabric;
+  std::string calibration;          ///< default calibration profile name
+
+  /// GPUs sharing one NIC (>= 1).
+  [[nodiscard]] std::int64_t gpus_per_nic() const;
+  /// Nodes needed for `gpus` GPUs (whole nodes; a job smaller than one node uses one).
+  [[nodiscard]] std::int64_t nodes_for(std::int64_t gpus) const;
+  bool operator==(const Cluster&) const = default;
+};
+
+[[nodiscard]] const char* to_string(IntraFabric f);
+
+}  // namespace dtsim::spec

@@ -1,0 +1,130 @@
+// Hugging Face transformers config.json import. Field names and defaults follow the
+// configuration classes of transformers (models/<family>/configuration_<family>.py):
+// a key a config class defaults is read with that same default, and the family's
+// architecture facts (norm, bias, positions) come from its modeling_<family>.py.
+#include <limits>
+#include <string>
+
+#include "core/errors.h"
+#include "spec/model_rules.h"
+
+namespace dtsim::spec {
+namespace {
+
+constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
+
+Activation gated_activation(ObjectReader& r, const std::string& key) {
+  // Llama-family MLPs are gated: act(x W_gate) * (x W_up); silu gives SwiGLU.
+  std::string act = r.optional_string(key).value_or("silu");
+  if (act == "silu" || act == "swish") return Activation::swiglu;
+  if (act == "gelu" || act == "gelu_pytorch_tanh" || act == "gelu_new") return Activation::gated_gelu;
+  r.fail(key, "expected one of silu, swish, gelu, gelu_pytorch_tanh, gelu_new, got \"" + act + "\"");
+}
+
+// Llama, Mistral, Mixtral, Qwen2, Qwen3 (and their MoE variants) share one layout.
+Model read_llama_like(ObjectReader& r, const std::string& type) {
+  Model m;
+  m.layers = r.integer("num_hidden_layers", 1, 100000);
+  m.hidden = r.integer("hidden_size", 1, kMax);
+  m.heads = r.integer("num_attention_heads", 1, kMax);
+  m.kv_heads = r.optional_integer("num_key_value_heads", 1, kMax).value_or(m.heads);
+  m.head_dim = r.optional_integer("head_dim", 1, kMax).value_or(0);
+  m.ffn_hidden = r.integer("intermediate_size", 1, kMax);
+  m.activation = gated_activation(r, "hidden_act");
+  m.vocab = r.integer("vocab_size", 1, kMax);
+  m.position_embedding = PositionEmbedding::rotary;
+  m.max_position = r.optional_integer("max_position_embeddings", 1, kMax).value_or(0);
+  m.tied_embeddings = r.optional_boolean("tie_word_embeddings").value_or(false);
+  m.norm = Norm::rmsnorm;
+  bool attention_bias = r.optional_boolean("attention_bias").value_or(false);
+  // Qwen2 hard-codes bias=True on q/k/v projections (modeling_qwen2.py Qwen2Attention).
+  m.linear_bias = (type == "qwen2" || type == "qwen2_moe" || attention_bias) ? LinearBias::qkv : LinearBias::none;
+  m.qk_norm = type == "qwen3" || type == "qwen3_moe";
+  if (type == "mixtral") {
+    m.moe_experts = r.integer("num_local_experts", 2, 1 << 16);
+    m.moe_topk = r.integer("num_experts_per_tok", 1, 1 << 16);
+    m.moe_ffn_hidden = m.ffn_hidden;
+  } else if (type == "qwen2_moe" || type == "qwen3_moe") {
+    m.moe_experts = r.integer("num_experts", 2, 1 << 16);
+    m.moe_topk = r.integer("num_experts_per_tok", 1, 1 << 16);
+    m.moe_ffn_hidden = r.integer("moe_intermediate_size", 1, kMax);
+    m.moe_shared_ffn_hidden = r.optional_integer("shared_expert_intermediate_size", 1, kMax).value_or(0);
+  }
+  return m;
+}
+
+// GPT-2 (configuration_gpt2.py): learned positions, tied embeddings, biases, LayerNorm, 4h MLP.
+Model read_gpt2(ObjectReader& r) {
+  Model m;
+  m.layers = r.integer("n_layer", 1, 100000);
+  m.hidden = r.integer("n_embd", 1, kMax);
+  m.heads = r.integer("n_head", 1, kMax);
+  m.kv_heads = m.heads;
+  m.ffn_hidden = r.optional_integer("n_inner", 1, kMax).value_or(4 * m.hidden);
+  std::string act = r.optional_string("activation_function").value_or("gelu_new");
+  m.activation = act == "relu" ? Activation::relu : Activation::gelu;
+  m.vocab = r.integer("vocab_size", 1, kMax);
+  m.position_embedding = PositionEmbedding::learned;
+  m.max_position = r.integer("n_positions", 1, kMax);
+  m.tied_embeddings = r.optional_boolean("tie_word_embeddings").value_or(true);
+  m.norm = Norm::layernorm;
+  m.linear_bias = LinearBias::all;
+  return m;
+}
+
+// GPT-NeoX (configuration_gpt_neox.py): rotary, LayerNorm, biases, untied by default.
+Model read_gpt_neox(ObjectReader& r) {
+  Model m;
+  m.layers = r.integer("num_hidden_layers", 1, 100000);
+  m.hidden = r.integer("hidden_size", 1, kMax);
+  m.heads = r.integer("num_attention_heads", 1, kMax);
+  m.kv_heads = m.heads;
+  m.ffn_hidden = r.integer("intermediate_size", 1, kMax);
+  std::string act = r.optional_string("hidden_act").value_or("gelu");
+  m.activation = act == "relu" ? Activation::relu : Activation::gelu;
+  m.vocab = r.integer("vocab_size", 1, kMax);
+  m.position_embedding = PositionEmbedding::rotary;
+  m.max_position = r.optional_integer("max_position_embeddings", 1, kMax).value_or(0);
+  m.tied_embeddings = r.optional_boolean("tie_word_embeddings").value_or(false);
+  m.norm = Norm::layernorm;
+  m.linear_bias = LinearBias::all;
+  return m;
+}
+
+std::string model_type(ObjectReader& r) {
+  if (auto t = r.optional_string("model_type")) return *t;
+  const nlohmann::json& arch = r.array("architectures");
+  std::string a = arch.empty() || !arch[0].is_string() ? "" : arch[0].get<std::string>();
+  if (a.rfind("Llama", 0) == 0) return "llama";
+  if (a.rfind("Mixtral", 0) == 0) return "mixtral";
+  if (a.rfind("Mistral", 0) == 0) return "mistral";
+  if (a.rfind("GPT2", 0) == 0) return "gpt2";
+  if (a.rfind("GPTNeoX", 0) == 0) return "gpt_neox";
+  r.fail("model_type", "missing required key (architectures[0] " + describe(arch.empty() ? nlohmann::json() : arch[0]) +
+                           " is not a known family)");
+}
+
+}  // namespace
+
+Model read_hf_config(ObjectReader& r) {
+  std::string type = model_type(r);
+  Model m;
+  if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" || type == "qwen2_moe" ||
+      type == "qwen3" || type == "qwen3_moe") {
+    m = read_llama_like(r, type);
+  } else if (type == "gpt2") {
+    m = read_gpt2(r);
+  } else if (type == "gpt_neox") {
+    m = read_gpt_neox(r);
+  } else {
+    r.fail("model_type",
+           "expected one of llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gpt2, gpt_neox, got \"" +
+               type + "\"");
+  }
+  auto name = r.optional_string("_name_or_path");
+  m.name = name && !name->empty() ? *name : type + " (Hugging Face config)";
+  m.source = "Hugging Face config.json (" + r.file() + ")";
+  return m;
+}
+
+}  // namespace dtsim::spec

@@ -1,0 +1,97 @@
+#include "spec/job_rules.h"
+
+#include <numeric>
+
+#include "core/errors.h"
+
+namespace dtsim::spec {
+namespace {
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+void check_degrees(const Model& m, std::int64_t gpus, const Parallel& p, const FieldNamer& name) {
+  if (gpus < 1) throw SpecError(name("gpus"), "expected an integer >= 1, got " + str(gpus));
+  std::int64_t product = p.tp * p.pp * p.dp * p.cp;
+  if (product != gpus)
+    throw SpecError(name("dp"), "expected tp*pp*dp*cp = gpus (" + str(gpus) + "), got " + str(p.tp) + "*" +
+                                    str(p.pp) + "*" + str(p.dp) + "*" + str(p.cp) + " = " + str(product));
+  if (m.heads % p.tp != 0)
+    throw SpecError(name("tp"), "expected a divisor of the model's attention heads (" + str(m.heads) + "), got " + str(p.tp));
+  if (m.kv_heads % p.tp != 0)
+    throw SpecError(name("tp"), "expected a divisor of the model's kv_heads (" + str(m.kv_heads) +
+                                    ", Megatron-LM requires num_query_groups % tp == 0), got " + str(p.tp));
+  if (p.vp > 1 && p.pp == 1)
+    throw SpecError(name("vp"), "expected 1 without pipeline parallelism (--pp 1), got " + str(p.vp));
+  if (m.layers < p.pp * p.vp)
+    throw SpecError(name(p.vp > 1 ? "vp" : "pp"), "expected pp*vp <= the model's layers (" + str(m.layers) +
+                                                        "), got " + str(p.pp) + "*" + str(p.vp));
+  if (p.sequence_parallel && p.tp == 1)
+    throw SpecError(name("sp"), "expected tensor parallelism (tp > 1) for sequence parallelism, got tp = 1");
+}
+
+void check_experts(const Model& m, const Parallel& p, const FieldNamer& name) {
+  if (!m.is_moe() && p.ep != 1)
+    throw SpecError(name("ep"), "expected 1 for a dense model (no moe_experts), got " + str(p.ep));
+  if (m.is_moe() && m.moe_experts % p.ep != 0)
+    throw SpecError(name("ep"), "expected a divisor of the model's experts (" + str(m.moe_experts) + "), got " + str(p.ep));
+  if ((p.dp * p.cp) % p.ep != 0)
+    throw SpecError(name("ep"), "expected a divisor of dp*cp (" + str(p.dp * p.cp) +
+                                    "; experts are sharded within the data-parallel group), got " + str(p.ep));
+}
+
+void check_batch(const Parallel& p, const Training& t, const FieldNamer& name) {
+  if (t.global_batch % (t.micro_batch * p.dp) != 0)
+    throw SpecError(name("gbs"), "expected a multiple of mbs*dp (" + str(t.micro_batch) + "*" + str(p.dp) + " = " +
+                                     str(t.micro_batch * p.dp) + "), got " + str(t.global_batch));
+  std::int64_t m = micro_batches(p, t);
+  if (p.vp > 1 && m % p.pp != 0)
+    throw SpecError(name("gbs"), "expected micro-batches per replica (gbs/(mbs*dp) = " + str(m) +
+                                     ") to be a multiple of pp (" + str(p.pp) + ") for the interleaved schedule");
+  if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0)
+    throw SpecError(name("seq"), "expected a multiple of 2*cp (" + str(2 * p.cp) +
+                                     ", context parallelism splits the sequence in 2*cp chunks), got " + str(t.seq_len));
+  if (p.sequence_parallel && (t.seq_len / p.cp) % p.tp != 0)
+    throw SpecError(name("seq"), "expected seq/cp to be a multiple of tp (" + str(p.tp) +
+                                     ") with sequence parallelism, got " + str(t.seq_len));
+}
+
+void check_stage_layers(const Model& m, const Parallel& p, const FieldNamer& name) {
+  if (p.stage_layers.empty()) return;
+  if (static_cast<std::int64_t>(p.stage_layers.size()) != p.pp)
+    throw SpecError(name("stage_layers"), "expected " + str(p.pp) + " entries (one per pipeline stage), got " +
+                                              str(static_cast<std::int64_t>(p.stage_layers.size())));
+  std::int64_t sum = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), std::int64_t{0});
+  if (sum != m.layers)
+    throw SpecError(name("stage_layers"), "expected layers summing to the model's " + str(m.layers) + ", got " + str(sum));
+  for (std::int64_t l : p.stage_layers) {
+    if (l < p.vp)
+      throw SpecError(name("stage_layers"), "expected at least vp (" + str(p.vp) + ") layers per stage, got " + str(l));
+  }
+}
+
+}  // namespace
+
+FieldNamer flag_namer() {
+  return [](const std::string& field) { return "--" + field; };
+}
+
+std::int64_t micro_batches(const Parallel& par, const Training& train) {
+  return train.global_batch / (train.micro_batch * par.dp);
+}
+
+void check_job(const Model& model, const Cluster& cluster, std::int64_t gpus, const Parallel& par,
+               const Training& train, const FieldNamer& name) {
+  check_degrees(model, gpus, par, name);
+  check_experts(model, par, name);
+  check_batch(par, train, name);
+  check_stage_layers(model, par, name);
+  if (par.zero_stage < 0 || par.zero_stage > 3)
+    throw SpecError(name("zero"), "expected 0, 1, 2 or 3, got " + std::to_string(par.zero_stage));
+  if (train.precision == Dtype::fp8 && cluster.gpu.peak_fp8.value() <= 0)
+    throw SpecError(name("precision"), "expected a precision the GPU supports (" + cluster.gpu.name +
+                                           " has no fp8 tensor cores), got fp8");
+  if (train.precision != Dtype::fp16 && train.precision != Dtype::bf16 && train.precision != Dtype::fp8)
+    throw SpecError(name("precision"), std::string("expected fp16, bf16 or fp8, got ") + to_string(train.precision));
+}
+
+}  // namespace dtsim::spec

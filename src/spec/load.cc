@@ -1,0 +1,35 @@
+#include "spec/load.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/errors.h"
+
+namespace dtsim::spec {
+
+std::string data_dir() {
+  const char* env = std::getenv("DTSIM_DATA_DIR");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string(DTSIM_DATA_DIR);
+}
+
+std::string resolve_preset(const std::string& subdir, const std::string& name_or_path, const std::string& flag) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (name_or_path.empty()) throw SpecError(flag, "expected a preset name or a file path, got \"\"");
+  if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
+  // A directory holding config.json (a Hugging Face checkout) works too.
+  if (fs::is_directory(name_or_path, ec) && fs::is_regular_file(fs::path(name_or_path) / "config.json", ec))
+    return (fs::path(name_or_path) / "config.json").string();
+  bool looks_like_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
+  fs::path preset = fs::path(data_dir()) / subdir / (name_or_path + ".json");
+  if (!looks_like_path && fs::is_regular_file(preset, ec)) return preset.string();
+  if (looks_like_path) throw SpecError(flag, "expected an existing file, got \"" + name_or_path + "\" (no such file)");
+  std::string known;
+  for (const auto& e : fs::directory_iterator(fs::path(data_dir()) / subdir, ec)) {
+    if (e.path().extension() == ".json") known += (known.empty() ? "" : ", ") + e.path().stem().string();
+  }
+  throw SpecError(flag, "expected a preset name (" + (known.empty() ? "none found in " + (fs::path(data_dir()) / subdir).string() : known) +
+                            ") or a file path, got \"" + name_or_path + "\"");
+}
+
+}  // namespace dtsim::spec

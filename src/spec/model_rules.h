@@ -1,0 +1,16 @@
+#pragma once
+// Internal to src/spec: cross-field model rules and the Hugging Face reader.
+#include "spec/json_reader.h"
+#include "spec/model.h"
+
+namespace dtsim::spec {
+
+/// Cross-field checks (heads vs kv_heads and hidden, learned positions need a table size).
+/// Fills head_dim when zero. Errors point at the offending key of `r`.
+void check_model(Model& m, const ObjectReader& r);
+
+/// Reads a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2, Qwen3, GPT-2, GPT-NeoX).
+/// Keys it does not use are ignored: config.json carries many training-irrelevant keys.
+[[nodiscard]] Model read_hf_config(ObjectReader& r);
+
+}  // namespace dtsim::spec

@@ -1,0 +1,37 @@
+#pragma once
+// Shared test helpers: fixture paths and running the real dtsim binary.
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace dtsim::test {
+
+/// Path of a file in the source tree.
+inline std::string source_path(const std::string& rel) { return std::string(DTSIM_SOURCE_DIR) + "/" + rel; }
+
+/// Result of running the dtsim binary.
+struct Run {
+  int status = -1;
+  std::string out;  ///< stdout
+  std::string err;  ///< stderr
+};
+
+/// Runs `build/dtsim ARGS` through the shell, capturing stdout and stderr separately.
+inline Run run_dtsim(const std::string& args) {
+  std::string err_file = std::tmpnam(nullptr);
+  std::string cmd = std::string("DTSIM_DATA_DIR='") + DTSIM_SOURCE_DIR + "' '" + DTSIM_BINARY + "' " + args + " 2>" + err_file;
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  FILE* e = fopen(err_file.c_str(), "r");
+  while (e && (n = fread(buf.data(), 1, buf.size(), e)) > 0) r.err.append(buf.data(), n);
+  if (e) fclose(e);
+  std::remove(err_file.c_str());
+  return r;
+}
+
+}  // namespace dtsim::test

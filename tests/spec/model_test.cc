@@ -1,0 +1,99 @@
+#include <catch2/catch.hpp>
+
+#include "core/errors.h"
+#include "cost/model_stats.h"
+#include "spec/load.h"
+
+using dtsim::SpecError;
+using dtsim::spec::parse_model;
+using Catch::Matchers::Equals;
+
+namespace {
+
+// GPT-3 175B (Brown et al. 2020, Table 2.1) in dtsim's format, with {X} replaced per test.
+std::string gpt3(const std::string& extra = "", const std::string& drop = "") {
+  std::string keys[] = {R"("name": "GPT-3 175B")", R"("layers": 96)", R"("hidden": 12288)", R"("heads": 96)",
+                        R"("kv_heads": 96)", R"("ffn_hidden": 49152)", R"("activation": "gelu")",
+                        R"("vocab": 51200)", R"("position_embedding": "learned")", R"("max_position": 2048)",
+                        R"("tied_embeddings": true)", R"("norm": "layernorm")", R"("linear_bias": "all")"};
+  std::string body;
+  for (const std::string& k : keys) {
+    if (!drop.empty() && k.find("\"" + drop + "\"") == 0) continue;
+    body += (body.empty() ? "" : ",\n") + k;
+  }
+  if (!extra.empty()) body += ",\n" + extra;
+  return "{\n" + body + "\n}";
+}
+
+}  // namespace
+
+TEST_CASE("spec::parse_model: reads dtsim's model format", "[spec]") {
+  auto m = parse_model(gpt3(), "m.json");
+  CHECK(m.layers == 96);
+  CHECK(m.head_dim == 128);  // hidden / heads = 12288 / 96
+  CHECK(m.tied_embeddings);
+  CHECK_FALSE(m.is_moe());
+}
+
+TEST_CASE("spec::parse_model: error texts name file, pointer, expected and found", "[spec]") {
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("foo": 1)"), "m.json"),
+                    Catch::Matchers::StartsWith("m.json:/foo: unknown key (expected one of: "));
+  CHECK_THROWS_WITH(parse_model(gpt3("", "layers"), "m.json"), Equals("m.json:/layers: missing required key"));
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("head_dim": -5)"), "m.json"),
+                    Equals("m.json:/head_dim: expected an integer in [1, 2147483647], got -5"));
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("qk_norm": "yes")"), "m.json"),
+                    Equals("m.json:/qk_norm: expected true or false, got \"yes\""));
+  CHECK_THROWS_WITH(parse_model("{\"name\": \"x\",", "m.json"),
+                    Catch::Matchers::StartsWith("m.json: malformed JSON at line 1, column 14: "));
+  CHECK_THROWS_WITH(parse_model("[1, 2]", "m.json"), Equals("m.json:/: expected an object, got an array"));
+}
+
+TEST_CASE("spec::parse_model: wrong types and ranges", "[spec]") {
+  std::string s = gpt3();
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = s;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  CHECK_THROWS_WITH(parse_model(with(R"("layers": 96)", R"("layers": "96")"), "m.json"),
+                    Equals("m.json:/layers: expected an integer in [1, 100000], got \"96\""));
+  CHECK_THROWS_WITH(parse_model(with(R"("hidden": 12288)", R"("hidden": -1)"), "m.json"),
+                    Equals("m.json:/hidden: expected an integer in [1, 2147483647], got -1"));
+  CHECK_THROWS_WITH(parse_model(with(R"("hidden": 12288)", R"("hidden": 1.5)"), "m.json"),
+                    Equals("m.json:/hidden: expected an integer in [1, 2147483647], got 1.5"));
+  CHECK_THROWS_WITH(parse_model(with(R"("activation": "gelu")", R"("activation": "tanh")"), "m.json"),
+                    Equals("m.json:/activation: expected one of gelu, relu, squared_relu, swiglu, gated_gelu, got \"tanh\""));
+  CHECK_THROWS_WITH(parse_model(with(R"("layers": 96)", R"("layers": null)"), "m.json"),
+                    Equals("m.json:/layers: expected a value, got null"));
+}
+
+TEST_CASE("spec::parse_model: cross-field rules", "[spec]") {
+  std::string s = gpt3();
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = s;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  CHECK_THROWS_WITH(parse_model(with(R"("kv_heads": 96)", R"("kv_heads": 7)"), "m.json"),
+                    Equals("m.json:/kv_heads: expected a divisor of heads (96), got 7"));
+  CHECK_THROWS_WITH(parse_model(with(R"("heads": 96)", R"("heads": 100)"), "m.json"),
+                    Equals("m.json:/kv_heads: expected a divisor of heads (100), got 96"));
+  std::string seven = with(R"("heads": 96)", R"("heads": 7)");
+  seven.replace(seven.find(R"("kv_heads": 96)"), 14, R"("kv_heads": 7)");
+  CHECK_THROWS_WITH(parse_model(seven, "m.json"),
+                    Equals("m.json:/heads: expected a divisor of hidden (12288) or an explicit head_dim, got 7"));
+  CHECK_THROWS_WITH(parse_model(gpt3("", "max_position"), "m.json"),
+                    Equals("m.json:/max_position: missing required key (position_embedding is \"learned\")"));
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("moe_experts": 8)"), "m.json"),
+                    Equals("m.json:/moe_topk: missing required key (moe_experts is set)"));
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("moe_experts": 8, "moe_topk": 9, "moe_ffn_hidden": 100)"), "m.json"),
+                    Equals("m.json:/moe_topk: expected at most moe_experts (8), got 9"));
+}
+
+TEST_CASE("spec::load_model: missing files and unknown presets", "[spec]") {
+  CHECK_THROWS_WITH(dtsim::spec::load_model("/nonexistent/m.json"),
+                    Equals("--model: expected an existing file, got \"/nonexistent/m.json\" (no such file)"));
+  CHECK_THROWS_WITH(dtsim::spec::load_model("no-such-model"),
+                    Catch::Matchers::StartsWith("--model: expected a preset name (") &&
+                        Catch::Matchers::EndsWith(") or a file path, got \"no-such-model\""));
+}
