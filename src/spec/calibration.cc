@@ -1,0 +1,103 @@
+#include "spec/calibration.h"
+
+#include "core/errors.h"
+#include "spec/json_reader.h"
+#include "spec/load.h"
+
+namespace dtsim::spec {
+namespace {
+
+constexpr const char* kDtypes[] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
+constexpr const char* kAlgos[] = {"ring", "tree", "nvls"};
+constexpr const char* kProtocols[] = {"LL", "LL128", "Simple"};
+
+double fraction(ObjectReader& r, const std::string& key) {
+  double v = r.positive(key);
+  if (v > 1.0) r.fail(key, "expected a fraction in (0, 1], got " + std::to_string(v));
+  return v;
+}
+
+GemmCurve read_curve(ObjectReader r) {
+  GemmCurve c;
+  c.max_efficiency = fraction(r, "max_efficiency");
+  c.m_half = r.positive("m_half", true);
+  c.n_half = r.positive("n_half", true);
+  c.k_half = r.positive("k_half", true);
+  r.finish();
+  return c;
+}
+
+ComputeCalibration read_compute(ObjectReader r) {
+  ComputeCalibration c;
+  ObjectReader g = r.object("gemm");
+  for (std::size_t i = 0; i < 5; ++i) {
+    if (g.has(kDtypes[i])) c.gemm[i] = read_curve(g.object(kDtypes[i]));
+    else g.skip(kDtypes[i]);
+  }
+  g.finish();
+  c.attention = static_cast<AttentionKernel>(r.choice("attention", {"flash", "unfused"}));
+  c.flash_fwd_efficiency = fraction(r, "flash_fwd_efficiency");
+  c.flash_bwd_efficiency = fraction(r, "flash_bwd_efficiency");
+  c.memory_efficiency = fraction(r, "memory_efficiency");
+  c.kernel_overhead = us(r.positive("kernel_overhead_us", true));
+  c.overlap_slowdown = r.positive("overlap_slowdown", true);
+  r.skip("notes");
+  r.finish();
+  return c;
+}
+
+ProtocolCost read_protocol(ObjectReader r) {
+  ProtocolCost p;
+  p.available = true;
+  p.base_latency = us(r.positive("base_latency_us", true));
+  p.step_latency = us(r.positive("step_latency_us", true));
+  p.bandwidth_efficiency = r.positive("bandwidth_efficiency");
+  r.finish();
+  return p;
+}
+
+// {"ring": {"LL": {...}, "LL128": {...}, "Simple": {...}}, "tree": {...}, "nvls": {...}}
+AlgoTable read_algos(ObjectReader r) {
+  AlgoTable t{};
+  for (std::size_t a = 0; a < 3; ++a) {
+    if (!r.has(kAlgos[a])) { r.skip(kAlgos[a]); continue; }
+    ObjectReader ar = r.object(kAlgos[a]);
+    for (std::size_t p = 0; p < 3; ++p) {
+      if (ar.has(kProtocols[p])) t[a][p] = read_protocol(ar.object(kProtocols[p]));
+      else ar.skip(kProtocols[p]);
+    }
+    ar.finish();
+  }
+  r.finish();
+  return t;
+}
+
+}  // namespace
+
+const char* to_string(Protocol p) { return kProtocols[static_cast<std::size_t>(p)]; }
+const char* to_string(CollAlgo a) { return kAlgos[static_cast<std::size_t>(a)]; }
+const char* to_string(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "unfused"; }
+
+Calibration parse_calibration(const std::string& text, const std::string& file) {
+  nlohmann::json j = parse_json_text(text, file);
+  ObjectReader r(j, file, "");
+  Calibration c;
+  c.name = r.string("name");
+  c.compute = read_compute(r.object("compute"));
+  ObjectReader coll = r.object("collectives");
+  c.collectives.intra = read_algos(coll.object("intra_node"));
+  c.collectives.inter = read_algos(coll.object("inter_node"));
+  coll.skip("notes");
+  coll.finish();
+  r.skip("derivation");
+  r.skip("sources");
+  r.finish();
+  return c;
+}
+
+Calibration load_calibration(const std::string& name_or_path, const std::string& flag) {
+  std::string path = resolve_preset("calibration", name_or_path, flag);
+  return parse_calibration(read_json_file(path).dump(), path);
+}
+
+}  // namespace dtsim::spec

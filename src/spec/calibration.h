@@ -1,0 +1,88 @@
+#pragma once
+// A calibration profile: how fast one cluster's hardware and software stack runs GEMMs,
+// memory-bound kernels and NCCL collectives. Shipped profiles are derived from public
+// numbers (calibration/*.md says how); `dtsim calibrate` fits them from measurements.
+#include <array>
+#include <string>
+
+#include "core/units.h"
+#include "spec/gpu.h"
+
+namespace dtsim::spec {
+
+/// GEMM efficiency as a fitted curve: eff(m,n,k) = max / (1 + m_half/m + n_half/n + k_half/k).
+/// Each *_half is the dimension at which that dimension alone costs a factor 2 (small tiles,
+/// wave quantisation); `max` is the large-GEMM fraction of peak.
+struct GemmCurve {
+  double max_efficiency = 0.0;
+  double m_half = 0.0;
+  double n_half = 0.0;
+  double k_half = 0.0;
+  bool operator==(const GemmCurve&) const = default;
+};
+
+/// Attention kernels the software stack uses: fused flash attention (FlashAttention-2/3,
+/// cuDNN) or Megatron's unfused batched GEMMs with a fused scale-mask-softmax kernel.
+enum class AttentionKernel { flash, unfused };
+
+/// Compute-side calibration.
+struct ComputeCalibration {
+  /// Per dtype (indexed by Dtype); an entry with max_efficiency 0 means "not calibrated".
+  std::array<GemmCurve, 5> gemm{};
+  AttentionKernel attention = AttentionKernel::flash;
+  double flash_fwd_efficiency = 0.0;   ///< fraction of peak for the attention core, forward
+  double flash_bwd_efficiency = 0.0;   ///< same, backward
+  double memory_efficiency = 0.0;      ///< achieved / peak HBM bandwidth for element-wise kernels
+  Seconds kernel_overhead;             ///< fixed cost per kernel (launch, tail)
+  double overlap_slowdown = 0.0;       ///< compute slowdown while NCCL kernels share the SMs (0.1 = 10%)
+  [[nodiscard]] const GemmCurve& curve(Dtype d) const { return gemm[static_cast<std::size_t>(d)]; }
+  bool operator==(const ComputeCalibration&) const = default;
+};
+
+/// NCCL protocols (src/device/prims_*.h): LL (8-byte flag+data), LL128 (128-byte lines), Simple.
+enum class Protocol { ll, ll128, simple };
+/// Collective algorithms (NCCL_ALGO): ring, double binary tree, NVLink SHARP in-switch reduction.
+enum class CollAlgo { ring, tree, nvls };
+
+/// One (algorithm, protocol) on one link class, in NCCL's tuner form (src/graph/tuning.cc):
+/// time = base_latency + steps * step_latency + bus bytes / (link bandwidth * efficiency).
+struct ProtocolCost {
+  bool available = false;
+  Seconds base_latency;          ///< per call
+  Seconds step_latency;          ///< per algorithm step (ring step, tree hop)
+  double bandwidth_efficiency = 0.0;  ///< achieved bus bandwidth / link bandwidth, large messages
+  bool operator==(const ProtocolCost&) const = default;
+};
+
+/// Index [algorithm][protocol].
+using AlgoTable = std::array<std::array<ProtocolCost, 3>, 3>;
+
+/// Collective calibration for the two link classes.
+struct CollectiveCalibration {
+  AlgoTable intra{};   ///< inside a node (NVLink/NVSwitch or PCIe)
+  AlgoTable inter{};   ///< across nodes (NIC + fat tree)
+  [[nodiscard]] const ProtocolCost& at(bool inter_node, CollAlgo a, Protocol p) const {
+    return (inter_node ? inter : intra)[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
+  }
+  bool operator==(const CollectiveCalibration&) const = default;
+};
+
+/// A whole profile.
+struct Calibration {
+  std::string name;
+  ComputeCalibration compute;
+  CollectiveCalibration collectives;
+  bool operator==(const Calibration&) const = default;
+};
+
+[[nodiscard]] const char* to_string(Protocol p);
+[[nodiscard]] const char* to_string(CollAlgo a);
+[[nodiscard]] const char* to_string(AttentionKernel k);
+
+/// Parses a calibration profile (calibration/*.json format, see calibration/README.md).
+[[nodiscard]] Calibration parse_calibration(const std::string& text, const std::string& file);
+/// Loads calibration/NAME.json or a file.
+[[nodiscard]] Calibration load_calibration(const std::string& name_or_path,
+                                           const std::string& flag = "--calibration");
+
+}  // namespace dtsim::spec

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dtsim builds against, only those missing.
+# Idempotent: runs `apt-get update` only when something has to be installed.
+set -euo pipefail
+
+packages=(g++ cmake make pkg-config nlohmann-json3-dev libcli11-dev catch2 libsimgrid-dev python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
