@@ -1,0 +1,201 @@
+#include "cost/compute.h"
+
+#include <algorithm>
+
+namespace dtsim::cost {
+namespace {
+
+using spec::AttentionKernel;
+using spec::Dtype;
+
+constexpr double kAct = 2.0;  // bytes of a 16-bit activation element
+
+Op gemm(std::string name, double m, double n, double k, double batch, double elem_bytes) {
+  Op op{.name = std::move(name), .kind = OpKind::gemm, .m = m, .n = n, .k = k, .batch = batch};
+  op.flops = flops(2.0 * m * n * k * batch);
+  op.bytes = bytes((m * k + k * n + m * n) * elem_bytes * batch);
+  return op;
+}
+
+// Backward of Y[m,n] = X[m,k] W[k,n]: dX = dY W^T (m x k, reduce n), dW = X^T dY (k x n, reduce m).
+void gemm_backward(std::vector<Op>& out, const Op& f) {
+  double elem = f.bytes.value() / ((f.m * f.k + f.k * f.n + f.m * f.n) * f.batch);
+  out.push_back(gemm(f.name + ".dgrad", f.m, f.k, f.n, f.batch, elem));
+  out.push_back(gemm(f.name + ".wgrad", f.k, f.n, f.m, f.batch, elem));
+}
+
+Op memory(std::string name, double elements, double bytes_per_element, double kernels = 1) {
+  return Op{.name = std::move(name), .kind = OpKind::memory, .bytes = bytes(elements * bytes_per_element),
+            .kernels = kernels};
+}
+
+// GEMM operand bytes: fp8 GEMMs read 1-byte inputs (Transformer Engine) but write 16-bit outputs;
+// using 1.5 per element approximates the mix and keeps the op memory-light, as it is.
+double gemm_elem_bytes(Dtype precision) { return precision == Dtype::fp8 ? 1.5 : 2.0; }
+
+// Flash attention: 4*b*a*s_q*s_kv*d FLOPs forward, halved by the causal mask; with CP each rank
+// computes 1/cp of the (load-balanced) causal work. Backward: 2.5x forward (FlashAttention-2
+// paper, Dao 2023, sec. 4.1: five matmuls against two, counting the recomputed scores).
+Op flash(const LayerShape& s, bool backward) {
+  double f = 4.0 * s.batch * s.heads * s.seq * s.seq * s.head_dim * 0.5 / s.cp;
+  double io = s.tokens * (2 * s.q_width + 2 * s.kv_width) * kAct;
+  Op op{.name = backward ? "attn.core.bwd" : "attn.core", .kind = OpKind::attention, .backward = backward};
+  op.flops = flops(backward ? 2.5 * f : f);
+  op.bytes = bytes(backward ? 2.5 * io : io);
+  return op;
+}
+
+// Megatron-LM's unfused attention (core_attention): baddbmm QK^T, fused scale-mask-softmax,
+// dropout, bmm with V. Scores are b*a*s_q*s_kv elements of 16 bits; the dropout mask 1 byte.
+void unfused_forward(std::vector<Op>& out, const LayerShape& s) {
+  double bh = s.batch * s.heads, sq = s.seq / s.cp, scores = bh * sq * s.seq;
+  out.push_back(gemm("attn.qk", sq, s.seq, s.head_dim, bh, kAct));
+  out.push_back(memory("attn.softmax", scores, 2 * kAct));
+  out.push_back(memory("attn.dropout", scores, 2 * kAct + 1));
+  out.push_back(gemm("attn.av", sq, s.head_dim, s.seq, bh, kAct));
+}
+
+void unfused_backward(std::vector<Op>& out, const LayerShape& s) {
+  double bh = s.batch * s.heads, sq = s.seq / s.cp, scores = bh * sq * s.seq;
+  gemm_backward(out, gemm("attn.av", sq, s.head_dim, s.seq, bh, kAct));
+  out.push_back(memory("attn.dropout.bwd", scores, 2 * kAct + 1));
+  out.push_back(memory("attn.softmax.bwd", scores, 3 * kAct));
+  gemm_backward(out, gemm("attn.qk", sq, s.seq, s.head_dim, bh, kAct));
+}
+
+// The layer's GEMMs (forward shapes), shared by forward and backward.
+std::vector<Op> layer_gemms(const LayerShape& s, Dtype precision) {
+  double e = gemm_elem_bytes(precision), t = s.tokens;
+  std::vector<Op> g{gemm("attn.qkv", t, s.q_width + 2 * s.kv_width, s.hidden, 1, e),
+                    gemm("attn.proj", t, s.hidden, s.q_width, 1, e)};
+  if (s.experts_local > 0) {
+    g.push_back(gemm("moe.router", t, s.experts, s.hidden, 1, kAct));
+    double per_expert = s.expert_tokens / s.experts_local * 1.0;
+    g.push_back(gemm("moe.fc1", per_expert, s.expert_ffn * s.gate, s.hidden, s.experts_local, e));
+    g.push_back(gemm("moe.fc2", per_expert, s.hidden, s.expert_ffn, s.experts_local, e));
+    if (s.shared_ffn > 0) {
+      g.push_back(gemm("moe.shared.fc1", t, s.shared_ffn * s.gate, s.hidden, 1, e));
+      g.push_back(gemm("moe.shared.fc2", t, s.hidden, s.shared_ffn, 1, e));
+    }
+  } else {
+    g.push_back(gemm("mlp.fc1", t, s.ffn * s.gate, s.hidden, 1, e));
+    g.push_back(gemm("mlp.fc2", t, s.hidden, s.ffn, 1, e));
+  }
+  return g;
+}
+
+// Element-wise kernels of the forward pass: two norms (read x, write y), two fused
+// bias-dropout-add (read 2, write 1, mask), the MLP activation (read gate inputs, write 1),
+// MoE token permute/unpermute; fp8 adds a cast of every GEMM input (read 2, write 1).
+std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision) {
+  double th = s.tokens * s.hidden * s.sp;
+  double ffn_elems = s.experts_local > 0 ? s.expert_tokens * s.expert_ffn * s.experts_local / s.experts_local
+                                         : s.tokens * s.ffn;
+  std::vector<Op> e{memory("norm1", th, 2 * kAct), memory("attn.bda", th, 3 * kAct + 1),
+                    memory("norm2", th, 2 * kAct), memory("mlp.act", ffn_elems, (s.gate + 1) * kAct),
+                    memory("mlp.bda", th, 3 * kAct + 1)};
+  if (s.experts_local > 0) e.push_back(memory("moe.permute", s.expert_tokens * s.hidden, 4 * kAct, 2));
+  if (precision == Dtype::fp8) {
+    double inputs = s.tokens * (2 * s.hidden + s.q_width) + ffn_elems;
+    e.push_back(memory("fp8.cast", inputs, kAct + 1, 4));
+  }
+  return e;
+}
+
+}  // namespace
+
+double gemm_efficiency(const spec::ComputeCalibration& cal, Dtype d, double m, double n, double k) {
+  const spec::GemmCurve* c = &cal.curve(d);
+  if (c->max_efficiency <= 0 && (d == Dtype::fp16 || d == Dtype::bf16))
+    c = &cal.curve(d == Dtype::fp16 ? Dtype::bf16 : Dtype::fp16);
+  if (c->max_efficiency <= 0) c = &cal.curve(Dtype::bf16);
+  if (m <= 0 || n <= 0 || k <= 0) return c->max_efficiency;
+  return c->max_efficiency / (1.0 + c->m_half / m + c->n_half / n + c->k_half / k);
+}
+
+Seconds op_time(const Op& op, const ComputeContext& ctx) {
+  const spec::ComputeCalibration& cal = *ctx.cal;
+  Seconds compute{0};
+  if (op.kind == OpKind::gemm) {
+    double eff = gemm_efficiency(cal, ctx.precision, op.m, op.n, op.k);
+    FlopsPerSecond peak = ctx.gpu->peak(ctx.precision);
+    if (peak.value() <= 0) peak = ctx.gpu->peak(Dtype::bf16);
+    compute = op.flops / (peak * eff);
+  } else if (op.kind == OpKind::attention) {
+    double eff = op.backward ? cal.flash_bwd_efficiency : cal.flash_fwd_efficiency;
+    // Attention runs in 16 bits even in fp8 recipes (Transformer Engine keeps DPA in bf16).
+    compute = op.flops / (ctx.gpu->peak(Dtype::bf16) * eff);
+  }
+  Seconds memory_time = op.bytes / (ctx.gpu->hbm_bandwidth * cal.memory_efficiency);
+  return std::max(compute, memory_time) + cal.kernel_overhead * op.kernels;
+}
+
+Seconds ops_time(const std::vector<Op>& ops, const ComputeContext& ctx) {
+  Seconds total{0};
+  for (const Op& op : ops) total += op_time(op, ctx);
+  return total;
+}
+
+std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype precision) {
+  std::vector<Op> ops = layer_gemms(s, precision);
+  if (attn == AttentionKernel::flash) ops.push_back(flash(s, false));
+  else unfused_forward(ops, s);
+  for (Op& e : layer_elementwise(s, precision)) ops.push_back(std::move(e));
+  return ops;
+}
+
+std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype precision) {
+  std::vector<Op> ops;
+  for (const Op& g : layer_gemms(s, precision)) gemm_backward(ops, g);
+  if (attn == AttentionKernel::flash) ops.push_back(flash(s, true));
+  else unfused_backward(ops, s);
+  // Element-wise backward kernels move about twice the forward bytes (read grad and saved input).
+  for (Op& e : layer_elementwise(s, precision)) {
+    e.name += ".bwd";
+    e.bytes = e.bytes * 2.0;
+    ops.push_back(std::move(e));
+  }
+  return ops;
+}
+
+std::vector<Op> selective_recompute(const LayerShape& s, AttentionKernel attn) {
+  std::vector<Op> ops;
+  if (attn == AttentionKernel::flash) ops.push_back(flash(s, false));
+  else unfused_forward(ops, s);
+  return ops;
+}
+
+std::vector<Op> embedding_ops(const LayerShape& s, bool backward) {
+  double th = s.tokens * s.hidden * s.sp;
+  if (!backward) return {memory("embedding", th, 2 * kAct + 1)};
+  // Gradient scatter-add into the fp32 main-grad of the embedding table.
+  return {memory("embedding.bwd", th, kAct + 8)};
+}
+
+std::vector<Op> logits_ops(const LayerShape& s, Dtype precision, bool backward) {
+  // The LM head runs in 16 bits in Transformer Engine fp8 recipes (first and last layers stay bf16).
+  (void)precision;
+  Op head = gemm("logits", s.tokens, s.vocab_local, s.hidden, 1, kAct);
+  // Fused vocab-parallel cross-entropy: logits upcast to fp32, softmax, loss (read 2, write 4, read 4).
+  Op ce = memory("cross_entropy", s.tokens * s.vocab_local, 2 * kAct + 8, 3);
+  std::vector<Op> ops;
+  if (!backward) {
+    ops = {head, ce};
+  } else {
+    ce.name += ".bwd";
+    ops.push_back(ce);
+    gemm_backward(ops, head);
+  }
+  ops.push_back(memory(backward ? "final_norm.bwd" : "final_norm", s.tokens * s.hidden * s.sp, (backward ? 4 : 2) * kAct));
+  return ops;
+}
+
+Op optimizer_op(double params, spec::Optimizer opt) {
+  // Adam (Megatron FusedAdam, multi-tensor apply): read fp32 grad, read+write fp32 master, m and
+  // v, write 16-bit param = 4 + 8*3 + 2 = 30 bytes; plus the grad-norm pass (read 4). SGD with
+  // momentum: 4 + 8*2 + 2 + 4 = 26.
+  double per_param = opt == spec::Optimizer::adam ? 34.0 : 26.0;
+  return memory("optimizer", params, per_param, 2);
+}
+
+}  // namespace dtsim::cost

@@ -1,0 +1,60 @@
+#pragma once
+// Per-op FLOPs, bytes and time of a transformer layer's forward and backward passes on one
+// rank. Time is a roofline: the larger of FLOPs / (peak x GEMM efficiency) and bytes /
+// (HBM bandwidth x memory efficiency), plus a fixed cost per kernel.
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+#include "cost/layer_shape.h"
+#include "spec/calibration.h"
+#include "spec/gpu.h"
+
+namespace dtsim::cost {
+
+enum class OpKind { gemm, attention, memory };
+
+/// One kernel (or a group of identical kernels) on one rank.
+struct Op {
+  std::string name;
+  OpKind kind = OpKind::memory;
+  double m = 0, n = 0, k = 0;  ///< GEMM dimensions (output m x n, reduction k)
+  double batch = 1;            ///< independent GEMMs of that shape (heads, local experts)
+  Flops flops;                 ///< 2 per multiply-add
+  Bytes bytes;                 ///< HBM traffic
+  double kernels = 1;
+  bool backward = false;       ///< attention: use the backward efficiency
+};
+
+/// What the ops are priced with.
+struct ComputeContext {
+  const spec::Gpu* gpu = nullptr;
+  const spec::ComputeCalibration* cal = nullptr;
+  spec::Dtype precision = spec::Dtype::bf16;  ///< GEMM input type (fp8 = Transformer Engine recipe)
+};
+
+/// GEMM efficiency from the profile's curve; falls back to the bf16 curve for fp16 and vice versa.
+[[nodiscard]] double gemm_efficiency(const spec::ComputeCalibration& cal, spec::Dtype d, double m, double n, double k);
+
+/// Roofline time of one op (see file comment).
+[[nodiscard]] Seconds op_time(const Op& op, const ComputeContext& ctx);
+/// Sum of op_time over `ops`.
+[[nodiscard]] Seconds ops_time(const std::vector<Op>& ops, const ComputeContext& ctx);
+
+/// Forward ops of one layer: norms, QKV, attention core, projection, residuals, MLP or MoE.
+[[nodiscard]] std::vector<Op> layer_forward(const LayerShape& s, spec::AttentionKernel attn, spec::Dtype precision);
+/// Backward ops: data and weight gradients of each GEMM, attention backward, element-wise grads.
+[[nodiscard]] std::vector<Op> layer_backward(const LayerShape& s, spec::AttentionKernel attn, spec::Dtype precision);
+/// Forward ops re-run inside backward by selective recompute (the attention core,
+/// Korthikanti et al. 2022 sec. 5).
+[[nodiscard]] std::vector<Op> selective_recompute(const LayerShape& s, spec::AttentionKernel attn);
+
+/// Embedding lookup forward (first stage) and its gradient scatter-add.
+[[nodiscard]] std::vector<Op> embedding_ops(const LayerShape& s, bool backward);
+/// LM head GEMM, softmax cross-entropy (last stage), forward or backward.
+[[nodiscard]] std::vector<Op> logits_ops(const LayerShape& s, spec::Dtype precision, bool backward);
+/// Optimizer step over `params` locally owned parameters (Adam or SGD with momentum, fp32
+/// master weights; multi-tensor apply kernels), memory-bound.
+[[nodiscard]] Op optimizer_op(double params, spec::Optimizer opt);
+
+}  // namespace dtsim::cost

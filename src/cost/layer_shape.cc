@@ -1,0 +1,38 @@
+#include "cost/layer_shape.h"
+
+#include <cmath>
+
+namespace dtsim::cost {
+
+double padded_vocab(const spec::Model& m, std::int64_t tp) {
+  double multiple = 128.0 * static_cast<double>(tp);
+  return std::ceil(static_cast<double>(m.vocab) / multiple) * multiple;
+}
+
+LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, std::int64_t micro_batch, std::int64_t seq) {
+  LayerShape s;
+  s.tp = static_cast<double>(par.tp);
+  s.cp = static_cast<double>(par.cp);
+  s.batch = static_cast<double>(micro_batch);
+  s.seq = static_cast<double>(seq);
+  s.tokens = s.batch * s.seq / s.cp;
+  s.hidden = static_cast<double>(m.hidden);
+  s.heads = static_cast<double>(m.heads) / s.tp;
+  s.head_dim = static_cast<double>(m.head_dim);
+  s.q_width = s.heads * s.head_dim;
+  s.kv_width = static_cast<double>(m.kv_heads) * s.head_dim / s.tp;
+  s.ffn = static_cast<double>(m.ffn_hidden) / s.tp;
+  s.gate = m.gated() ? 2.0 : 1.0;
+  s.sp = par.sequence_parallel ? 1.0 / s.tp : 1.0;
+  if (m.is_moe()) {
+    s.experts = static_cast<double>(m.moe_experts);
+    s.experts_local = s.experts / static_cast<double>(par.ep);
+    s.expert_tokens = s.tokens * static_cast<double>(m.moe_topk);
+    s.expert_ffn = static_cast<double>(m.moe_ffn_hidden) / s.tp;
+    s.shared_ffn = static_cast<double>(m.moe_shared_ffn_hidden) / s.tp;
+  }
+  s.vocab_local = padded_vocab(m, par.tp) / s.tp;
+  return s;
+}
+
+}  // namespace dtsim::cost

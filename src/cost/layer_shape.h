@@ -1,0 +1,39 @@
+#pragma once
+// What one rank sees of a transformer layer once TP, SP, CP and EP have sharded it.
+#include "spec/job.h"
+#include "spec/model.h"
+
+namespace dtsim::cost {
+
+/// Per-rank dimensions of one layer for one micro-batch (counts, not bytes).
+struct LayerShape {
+  double batch = 1;        ///< micro-batch b
+  double seq = 1;          ///< full sequence s (attention key length)
+  double tokens = 1;       ///< tokens this rank computes: b*s/cp
+  double hidden = 1;       ///< h
+  double heads = 1;        ///< attention heads on this rank: a/tp
+  double head_dim = 1;
+  double q_width = 1;      ///< a*d/tp
+  double kv_width = 1;     ///< g*d/tp
+  double ffn = 1;          ///< dense MLP width on this rank: f/tp
+  double gate = 1;         ///< 2 for gated MLPs (gate and up projections), else 1
+  double sp = 1;           ///< share of hidden-size element-wise work: 1/tp with SP, else 1
+  double tp = 1;
+  double cp = 1;
+  // MoE (zero experts = dense)
+  double experts_local = 0;    ///< experts on this rank: E/ep
+  double expert_tokens = 0;    ///< tokens this rank's experts see: tokens*topk (balanced routing)
+  double expert_ffn = 0;       ///< expert MLP width on this rank: f_moe/tp (expert TP = tp)
+  double shared_ffn = 0;       ///< shared-expert width on this rank
+  double experts = 0;          ///< E (router width)
+  double vocab_local = 1;      ///< padded vocabulary / tp
+};
+
+/// Megatron-LM pads the vocabulary to a multiple of 128*tp (--make-vocab-size-divisible-by 128).
+[[nodiscard]] double padded_vocab(const spec::Model& m, std::int64_t tp);
+
+/// The per-rank shape of one layer for a micro-batch under `par`.
+[[nodiscard]] LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, std::int64_t micro_batch,
+                                     std::int64_t seq);
+
+}  // namespace dtsim::cost

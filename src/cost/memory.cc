@@ -1,0 +1,150 @@
+#include "cost/memory.h"
+
+#include <algorithm>
+
+#include "cost/layer_shape.h"
+#include "cost/model_stats.h"
+#include "cost/partition.h"
+#include "spec/job_rules.h"
+
+namespace dtsim::cost {
+namespace {
+
+using spec::Recompute;
+
+// Parameters one tensor-parallel rank holds of one layer: weight matrices split by tp (experts
+// also by ep), norms and the router replicated.
+struct LocalLayerParams {
+  double dense = 0;   ///< sharded over the full dp*cp group by ZeRO
+  double expert = 0;  ///< expert weights, sharded over the expert-data-parallel group dp*cp/ep
+};
+
+LocalLayerParams local_layer_params(const spec::Model& m, const spec::Parallel& par) {
+  LayerParams p = count_params(m).layer;
+  LocalLayerParams l;
+  double tp = static_cast<double>(par.tp);
+  if (m.is_moe()) {
+    double router = static_cast<double>(m.hidden) * m.moe_experts;
+    double experts = p.mlp - router;  // routed + shared expert weights
+    l.expert = experts / (tp * static_cast<double>(par.ep));
+    l.dense = p.attention / tp + router + p.norms;
+  } else {
+    l.dense = (p.attention + p.mlp) / tp + p.norms;
+  }
+  return l;
+}
+
+// Parameters outside the layers that stage `stage` holds: embedding (+ learned positions) on the
+// first, final norm and LM head on the last; a tied embedding is also kept on the last stage
+// when pp > 1 (Megatron-LM keeps a copy and all-reduces its gradient).
+double non_layer_params(const spec::Model& m, const spec::Parallel& par, std::int64_t stage) {
+  ModelParams p = count_params(m);
+  double vocab_rows = padded_vocab(m, par.tp) / static_cast<double>(par.tp) * static_cast<double>(m.hidden);
+  double out = 0;
+  bool first = stage == 0, last = stage == par.pp - 1;
+  if (first) out += vocab_rows + p.position;
+  if (last) out += p.final_norm + ((!m.tied_embeddings || par.pp > 1) ? vocab_rows : 0);
+  return out;
+}
+
+// Bytes of the per-token tensors Korthikanti et al. sec. 4.1 list, for this model's widths.
+struct ActivationTerms {
+  double replicated = 0;  ///< per token, divided by tp only with SP: norm inputs, QKV and FC1 inputs, masks
+  double sharded = 0;     ///< per token on this rank: Q, K, V, projection input, MLP intermediates
+  double scores = 0;      ///< per micro-batch on this rank: scores, softmax, dropout (unfused only)
+};
+
+ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec::AttentionKernel attn) {
+  ActivationTerms a;
+  // 2sbh norm-1 input + 2sbh QKV input + 2sbh norm-2 input + 2sbh FC1 input + 2 x sbh dropout masks.
+  a.replicated = 10.0 * s.hidden;
+  a.sharded = 2.0 * (s.q_width + 2 * s.kv_width) + 2.0 * s.q_width;
+  if (m.is_moe()) {
+    double per_token = static_cast<double>(m.moe_topk);
+    a.sharded += per_token * (2.0 * s.expert_ffn * s.gate + 2.0 * s.expert_ffn + 2.0 * s.hidden) +
+                 2.0 * s.shared_ffn * (s.gate + 1) + 4.0 * s.experts;
+  } else {
+    a.sharded += 2.0 * s.ffn * s.gate + 2.0 * s.ffn;
+  }
+  double sq = s.seq / s.cp;
+  if (attn == spec::AttentionKernel::unfused) a.scores = 5.0 * s.batch * s.heads * sq * s.seq;
+  else a.sharded += 4.0 * s.heads;  // fp32 log-sum-exp per head and token
+  return a;
+}
+
+}  // namespace
+
+StateBytes state_bytes(const spec::Training& t) {
+  StateBytes b;
+  b.gradients = spec::dtype_bytes(t.grad_dtype);
+  b.optimizer = t.optimizer == spec::Optimizer::adam ? 12.0 : 8.0;
+  return b;
+}
+
+Bytes model_state_bytes(double params, int stage, double dp, const StateBytes& b) {
+  double w = b.weights * (stage >= 3 ? 1.0 / dp : 1.0);
+  double g = b.gradients * (stage >= 2 ? 1.0 / dp : 1.0);
+  double o = b.optimizer * (stage >= 1 ? 1.0 / dp : 1.0);
+  return bytes(params * (w + g + o));
+}
+
+Bytes layer_activation_bytes(const spec::Model& m, const spec::Parallel& par, const spec::Training& t,
+                             spec::AttentionKernel attn) {
+  LayerShape s = layer_shape(m, par, t.micro_batch, t.seq_len);
+  if (t.recompute == Recompute::full) return bytes(2.0 * s.tokens * s.hidden * s.sp);
+  ActivationTerms a = activation_terms(m, s, attn);
+  double scores = t.recompute == Recompute::selective ? 0.0 : a.scores;
+  return bytes(s.tokens * (a.replicated * s.sp + a.sharded) + scores);
+}
+
+double inflight_microbatches(const spec::Parallel& par, std::int64_t microbatches, std::int64_t stage) {
+  double p = static_cast<double>(par.pp), v = static_cast<double>(par.vp), i = static_cast<double>(stage);
+  double m = static_cast<double>(microbatches);
+  if (par.vp == 1) return std::min(p - i, m);
+  // Megatron-LM interleaved warm-up: (p - i - 1)*2 + (v - 1)*p chunk steps, plus the one in
+  // steady state, each holding 1/v of the stage (schedules.py).
+  return std::min(((p - i - 1) * 2 + (v - 1) * p + 1) / v, m);
+}
+
+MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, const spec::Parallel& par,
+                               const spec::Training& t, spec::AttentionKernel attn) {
+  MemoryEstimate est;
+  est.capacity = c.gpu.memory;
+  StateBytes sb = state_bytes(t);
+  std::vector<std::int64_t> layers = stage_layers(m, par);
+  LocalLayerParams lp = local_layer_params(m, par);
+  LayerShape shape = layer_shape(m, par, t.micro_batch, t.seq_len);
+  double dp = static_cast<double>(par.dp * par.cp);
+  double edp = dp / static_cast<double>(par.ep);
+  std::int64_t micro = spec::micro_batches(par, t);
+  Bytes layer_act = layer_activation_bytes(m, par, t, attn);
+  for (std::int64_t st = 0; st < par.pp; ++st) {
+    double n_layers = static_cast<double>(layers[static_cast<std::size_t>(st)]);
+    double dense = lp.dense * n_layers + non_layer_params(m, par, st);
+    double expert = lp.expert * n_layers;
+    StageMemory sm{.stage = st, .parameters = dense + expert};
+    Bytes dense_states = model_state_bytes(dense, par.zero_stage, dp, sb);
+    Bytes expert_states = model_state_bytes(expert, par.zero_stage, edp, sb);
+    sm.weights = bytes((dense + expert) * sb.weights * (par.zero_stage >= 3 ? 1.0 / dp : 1.0));
+    sm.gradients = bytes((dense + expert) * sb.gradients * (par.zero_stage >= 2 ? 1.0 / dp : 1.0));
+    sm.optimizer = dense_states + expert_states - sm.weights - sm.gradients;
+    double inflight = inflight_microbatches(par, micro, st);
+    sm.activations = layer_act * (n_layers * inflight);
+    Bytes transient{0};
+    if (t.recompute == Recompute::full) {
+      // Recomputing one layer re-materialises its full activations (no-recompute footprint).
+      spec::Training none = t;
+      none.recompute = Recompute::none;
+      transient += layer_activation_bytes(m, par, none, attn);
+    }
+    if (st == 0) sm.activations += bytes(shape.tokens * shape.hidden * shape.sp * inflight);  // embedding dropout mask
+    if (st == par.pp - 1) transient += bytes(shape.tokens * shape.vocab_local * (2.0 + 4.0));  // logits + fp32 loss
+    if (par.zero_stage >= 3) transient += bytes(2.0 * (lp.dense + lp.expert) * sb.weights);  // current + prefetched layer
+    sm.other = transient + (sm.activations + transient) * kAllocatorReserve + gib(kFixedOverheadGiB);
+    est.stages.push_back(sm);
+    if (sm.total() > est.stages[est.peak_stage].total()) est.peak_stage = est.stages.size() - 1;
+  }
+  return est;
+}
+
+}  // namespace dtsim::cost

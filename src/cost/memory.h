@@ -1,0 +1,74 @@
+#pragma once
+// Memory per GPU: model states sharded by ZeRO stage, activations per Korthikanti et al. 2022,
+// transient buffers and an allocator allowance, for every pipeline stage.
+#include <cstdint>
+#include <vector>
+
+#include "core/units.h"
+#include "spec/calibration.h"
+#include "spec/cluster.h"
+#include "spec/job.h"
+#include "spec/model.h"
+
+namespace dtsim::cost {
+
+/// Fixed allowance for the CUDA context, cuBLAS/cuDNN workspaces and NCCL buffers (an
+/// assumption: PyTorch + NCCL typically hold 1-2 GiB outside the caching allocator).
+inline constexpr double kFixedOverheadGiB = 1.5;
+/// Allocator reserve: PyTorch's caching allocator fragments; we add this share of activations
+/// and transient buffers (an assumption; Megatron-LM's own estimator adds 5% without SP).
+inline constexpr double kAllocatorReserve = 0.10;
+
+/// Bytes per parameter of each model state (Megatron-LM docs/source/api-guide/dist_optimizer.md;
+/// ZeRO paper sec. 3: 2 + 2 + K with K = 12 for mixed-precision Adam).
+struct StateBytes {
+  double weights = 2;    ///< 16-bit parameters
+  double gradients = 4;  ///< fp32 main grads (Megatron-LM) or 2 (ZeRO paper, --grad-dtype)
+  double optimizer = 12; ///< Adam: fp32 master, m, v; SGD with momentum: 8
+};
+
+/// Memory of one GPU on one pipeline stage.
+struct StageMemory {
+  std::int64_t stage = 0;
+  double parameters = 0;    ///< parameter count held (before ZeRO-3 sharding)
+  Bytes weights;
+  Bytes gradients;
+  Bytes optimizer;
+  Bytes activations;
+  Bytes other;              ///< transient buffers, fixed overhead, allocator reserve
+  [[nodiscard]] Bytes total() const { return weights + gradients + optimizer + activations + other; }
+};
+
+/// Memory of the whole job: every stage, and the most loaded one.
+struct MemoryEstimate {
+  std::vector<StageMemory> stages;
+  std::size_t peak_stage = 0;
+  Bytes capacity;
+  [[nodiscard]] const StageMemory& peak() const { return stages[peak_stage]; }
+  [[nodiscard]] bool fits() const { return peak().total() <= capacity; }
+};
+
+/// State bytes for a training config (grad dtype, optimizer).
+[[nodiscard]] StateBytes state_bytes(const spec::Training& t);
+
+/// Model-state bytes per GPU for `params` parameters sharded over `dp` ranks at ZeRO `stage`
+/// (Rajbhandari et al. SC'20, Figure 1 and sec. 5).
+[[nodiscard]] Bytes model_state_bytes(double params, int stage, double dp, const StateBytes& b);
+
+/// Activation bytes of one layer for one micro-batch (Korthikanti et al. 2022 sec. 4, generalised
+/// to GQA, gated MLPs and any ffn size): sbh(10 + 24/t + 5as/(ht)) for GPT without SP; with SP the
+/// 10sbh share is divided by t; selective recompute or flash attention drops the 5as/h term;
+/// full recompute keeps the layer input 2sbh (/t with SP).
+[[nodiscard]] Bytes layer_activation_bytes(const spec::Model& m, const spec::Parallel& par,
+                                           const spec::Training& t, spec::AttentionKernel attn);
+
+/// Micro-batches' worth of activations stage `stage` keeps in flight: 1F1B min(p - stage, m),
+/// times (1 + (p-1)/(p*v)) on the first stage with interleaving (Korthikanti et al. sec. 4.2.3);
+/// GPipe keeps all m.
+[[nodiscard]] double inflight_microbatches(const spec::Parallel& par, std::int64_t microbatches, std::int64_t stage);
+
+/// Full estimate for every stage of the job.
+[[nodiscard]] MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, const spec::Parallel& par,
+                                             const spec::Training& t, spec::AttentionKernel attn);
+
+}  // namespace dtsim::cost

@@ -1,0 +1,115 @@
+#include <catch2/catch.hpp>
+
+#include "cost/memory.h"
+#include "cost/partition.h"
+#include "spec/load.h"
+
+using namespace dtsim;
+using Catch::Matchers::WithinRel;
+
+TEST_CASE("cost::model_state_bytes: ZeRO paper Figure 1", "[cost]") {
+  // Rajbhandari et al. SC'20 Figure 1: Psi = 7.5B, N_d = 64, K = 12, fp16 params and grads.
+  // Baseline (2+2+12)*7.5B = 120 GB; P_os 4*7.5 + 12*7.5/64 = 31.40625; P_os+g 2*7.5 + 14*7.5/64 =
+  // 16.640625; P_os+g+p 16*7.5/64 = 1.875 (the figure prints 120, 31.4, 16.6, 1.9).
+  cost::StateBytes zero{.weights = 2, .gradients = 2, .optimizer = 12};
+  const double expected[] = {120e9, 31.40625e9, 16.640625e9, 1.875e9};
+  const double printed[] = {120e9, 31.4e9, 16.6e9, 1.9e9};
+  for (int stage = 0; stage < 4; ++stage) {
+    double got = cost::model_state_bytes(7.5e9, stage, 64, zero).value();
+    CHECK_THAT(got, WithinRel(expected[stage], 1e-12));
+    CHECK(std::abs(got - printed[stage]) <= 0.05e9);  // equals the figure to its printed digits
+  }
+}
+
+TEST_CASE("cost::model_state_bytes: ZeRO Figure 1 from a 7.5B preset's own parameter count", "[cost]") {
+  // sc21-7.5b counts 7.468B parameters (dtsim show model sc21-7.5b); each stage's model states
+  // must be within 1% of (2+2+12)*Psi scaled as in Figure 1 for Psi = 7.5B.
+  spec::Model m = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/sc21-7.5b.json");
+  spec::Parallel par{.tp = 1, .pp = 1, .dp = 64};
+  spec::Training t{.micro_batch = 1, .global_batch = 64, .seq_len = 2048, .precision = spec::Dtype::fp16,
+                   .grad_dtype = spec::Dtype::fp16};
+  spec::Cluster c = spec::load_cluster(std::string(DTSIM_SOURCE_DIR) + "/topologies/dgx-a100.json");
+  const double fig1[] = {120e9, 31.40625e9, 16.640625e9, 1.875e9};
+  for (int stage = 0; stage < 4; ++stage) {
+    par.zero_stage = stage;
+    auto est = cost::estimate_memory(m, c, par, t, spec::AttentionKernel::flash);
+    const auto& s = est.peak();
+    double states = (s.weights + s.gradients + s.optimizer).value();
+    CHECK_THAT(states, WithinRel(fig1[stage], 0.01));
+  }
+}
+
+TEST_CASE("cost::state_bytes: Megatron-LM's 18 bytes per parameter", "[cost]") {
+  // Megatron-LM dist_optimizer.md: fp16/bf16 params + fp32 grads = 2 + 4 + 12 = 18 bytes.
+  auto b = cost::state_bytes(spec::Training{});
+  CHECK(b.weights + b.gradients + b.optimizer == 18.0);
+  CHECK(cost::model_state_bytes(1e9, 0, 8, b).value() == 18e9);
+}
+
+namespace {
+
+struct Fig1Case {
+  const char* model;
+  std::int64_t tp, pp, vp, mbs, gbs;
+  double none_gib, seqsel_gib;  // ../shared/validation/memory_cases.json (Korthikanti Fig. 1)
+};
+
+double stage0_layer_activations_gib(const spec::Model& m, const spec::Parallel& par, const spec::Training& t) {
+  auto layers = cost::stage_layers(m, par);
+  double inflight = cost::inflight_microbatches(par, t.global_batch / (t.micro_batch * par.dp), 0);
+  double b = cost::layer_activation_bytes(m, par, t, spec::AttentionKernel::unfused).value();
+  return b * static_cast<double>(layers[0]) * inflight / 1073741824.0;
+}
+
+}  // namespace
+
+TEST_CASE("cost::layer_activation_bytes: Korthikanti et al. Figure 1 within 3%", "[cost]") {
+  // Per-layer sbh(10 + 24/t + 5as/(ht)) (TP only) and 34sbh/t (SP + selective), times the first
+  // stage's in-flight micro-batches; e.g. 22B: s=2048, b=4, h=6144, a=64, t=8, L=48:
+  // 50,331,648 * 26.333 * 48 = 63,619,203,072 B = 59.25 GiB.
+  const Fig1Case cases[] = {{"korthikanti-22b", 8, 1, 1, 4, 4, 59.25, 9.5625},
+                            {"gpt3-175b", 8, 8, 3, 1, 64, 66.84375, 12.3515625},
+                            {"mt-nlg-530b", 8, 35, 3, 1, 280, 114.0234375, 23.076171875},
+                            {"sc21-1t", 8, 64, 1, 1, 512, 131.25, 26.5625}};
+  for (const Fig1Case& c : cases) {
+    spec::Model m = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/" + c.model + ".json");
+    spec::Parallel par{.tp = c.tp, .pp = c.pp, .dp = 1, .vp = c.vp};
+    spec::Training t{.micro_batch = c.mbs, .global_batch = c.gbs, .seq_len = 2048, .recompute = spec::Recompute::none};
+    INFO(c.model);
+    CHECK_THAT(stage0_layer_activations_gib(m, par, t), WithinRel(c.none_gib, 0.03));
+    par.sequence_parallel = true;
+    t.recompute = spec::Recompute::selective;
+    CHECK_THAT(stage0_layer_activations_gib(m, par, t), WithinRel(c.seqsel_gib, 0.03));
+  }
+}
+
+TEST_CASE("cost::layer_activation_bytes: recompute never costs more memory", "[cost]") {
+  spec::Model m = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/gpt3-175b.json");
+  spec::Parallel par{.tp = 8, .pp = 8, .dp = 1, .sequence_parallel = true};
+  spec::Training t{.micro_batch = 1, .global_batch = 64, .seq_len = 2048};
+  double none = cost::layer_activation_bytes(m, par, t, spec::AttentionKernel::unfused).value();
+  t.recompute = spec::Recompute::selective;
+  double sel = cost::layer_activation_bytes(m, par, t, spec::AttentionKernel::unfused).value();
+  t.recompute = spec::Recompute::full;
+  double full = cost::layer_activation_bytes(m, par, t, spec::AttentionKernel::unfused).value();
+  CHECK(none > sel);
+  CHECK(sel > full);
+  // Full recompute keeps the layer input: 2sbh/t = 2*2048*12288/8 bytes.
+  CHECK(full == 2.0 * 2048 * 12288 / 8);
+}
+
+TEST_CASE("cost::stage_layers: uneven pipelines as Llama 3 trained them", "[cost]") {
+  // 126 layers on 16 stages: ceil = 8, shortfall 2 taken from the first and last stage (7 ... 7).
+  spec::Model m{.layers = 126};
+  spec::Parallel par{.pp = 16};
+  auto l = cost::stage_layers(m, par);
+  CHECK(l.front() == 7);
+  CHECK(l.back() == 7);
+  CHECK(l[1] == 8);
+  CHECK(cost::uneven_split(l));
+  // 1F1B keeps p - stage micro-batches in flight, never more than m.
+  spec::Parallel p4{.pp = 4};
+  CHECK(cost::inflight_microbatches(p4, 8, 0) == 4);
+  CHECK(cost::inflight_microbatches(p4, 8, 3) == 1);
+  CHECK(cost::inflight_microbatches(p4, 2, 0) == 2);
+}
