@@ -12,12 +12,7 @@ namespace {
 
 using spec::Recompute;
 
-// Parameters one tensor-parallel rank holds of one layer: weight matrices split by tp (experts
-// also by ep), norms and the router replicated.
-struct LocalLayerParams {
-  double dense = 0;   ///< sharded over the full dp*cp group by ZeRO
-  double expert = 0;  ///< expert weights, sharded over the expert-data-parallel group dp*cp/ep
-};
+}  // namespace
 
 LocalLayerParams local_layer_params(const spec::Model& m, const spec::Parallel& par) {
   LayerParams p = count_params(m).layer;
@@ -34,9 +29,6 @@ LocalLayerParams local_layer_params(const spec::Model& m, const spec::Parallel& 
   return l;
 }
 
-// Parameters outside the layers that stage `stage` holds: embedding (+ learned positions) on the
-// first, final norm and LM head on the last; a tied embedding is also kept on the last stage
-// when pp > 1 (Megatron-LM keeps a copy and all-reduces its gradient).
 double non_layer_params(const spec::Model& m, const spec::Parallel& par, std::int64_t stage) {
   ModelParams p = count_params(m);
   double vocab_rows = padded_vocab(m, par.tp) / static_cast<double>(par.tp) * static_cast<double>(m.hidden);
@@ -46,6 +38,8 @@ double non_layer_params(const spec::Model& m, const spec::Parallel& par, std::in
   if (last) out += p.final_norm + ((!m.tied_embeddings || par.pp > 1) ? vocab_rows : 0);
   return out;
 }
+
+namespace {
 
 // Bytes of the per-token tensors Korthikanti et al. sec. 4.1 list, for this model's widths.
 struct ActivationTerms {

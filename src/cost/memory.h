@@ -48,6 +48,22 @@ struct MemoryEstimate {
   [[nodiscard]] bool fits() const { return peak().total() <= capacity; }
 };
 
+/// Parameters one tensor-parallel rank holds of one layer: weight matrices split by tp (experts
+/// also by ep), norms and the router replicated.
+struct LocalLayerParams {
+  double dense = 0;   ///< sharded over the full dp*cp group by ZeRO
+  double expert = 0;  ///< expert weights, sharded over the expert-data-parallel group dp*cp/ep
+  [[nodiscard]] double total() const { return dense + expert; }
+};
+
+/// What one rank holds of one layer under `par`.
+[[nodiscard]] LocalLayerParams local_layer_params(const spec::Model& m, const spec::Parallel& par);
+
+/// Parameters outside the layers that stage `stage` holds: embedding (+ learned positions) on the
+/// first, final norm and LM head on the last; a tied embedding is also kept on the last stage
+/// when pp > 1 (Megatron-LM keeps a copy and all-reduces its gradient). Vocabulary padded.
+[[nodiscard]] double non_layer_params(const spec::Model& m, const spec::Parallel& par, std::int64_t stage);
+
 /// State bytes for a training config (grad dtype, optimizer).
 [[nodiscard]] StateBytes state_bytes(const spec::Training& t);
 

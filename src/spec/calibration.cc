@@ -35,7 +35,6 @@ ComputeCalibration read_compute(ObjectReader r) {
     else g.skip(kDtypes[i]);
   }
   g.finish();
-  c.attention = static_cast<AttentionKernel>(r.choice("attention", {"flash", "unfused"}));
   c.flash_fwd_efficiency = fraction(r, "flash_fwd_efficiency");
   c.flash_bwd_efficiency = fraction(r, "flash_bwd_efficiency");
   c.memory_efficiency = fraction(r, "memory_efficiency");
@@ -44,6 +43,17 @@ ComputeCalibration read_compute(ObjectReader r) {
   r.skip("notes");
   r.finish();
   return c;
+}
+
+Software read_software(ObjectReader r) {
+  Software s;
+  s.attention = static_cast<AttentionKernel>(r.choice("attention", {"flash", "unfused"}));
+  s.tp_comm_overlap = r.boolean("tp_comm_overlap");
+  s.overlap_grad_reduce = r.boolean("overlap_grad_reduce");
+  s.overlap_param_gather = r.boolean("overlap_param_gather");
+  r.skip("notes");
+  r.finish();
+  return s;
 }
 
 ProtocolCost read_protocol(ObjectReader r) {
@@ -83,6 +93,7 @@ Calibration parse_calibration(const std::string& text, const std::string& file) 
   ObjectReader r(j, file, "");
   Calibration c;
   c.name = r.string("name");
+  c.software = read_software(r.object("software"));
   c.compute = read_compute(r.object("compute"));
   ObjectReader coll = r.object("collectives");
   c.collectives.intra = read_algos(coll.object("intra_node"));

@@ -25,11 +25,20 @@ struct GemmCurve {
 /// cuDNN) or Megatron's unfused batched GEMMs with a fused scale-mask-softmax kernel.
 enum class AttentionKernel { flash, unfused };
 
+/// The software stack a profile was measured with: which kernels and overlaps it uses.
+/// Flags of `dtsim simulate` override each.
+struct Software {
+  AttentionKernel attention = AttentionKernel::flash;
+  bool tp_comm_overlap = false;       ///< TP all-gather/reduce-scatter pipelined with GEMMs (TE userbuffers)
+  bool overlap_grad_reduce = true;    ///< DP gradient buckets reduced during the last backward
+  bool overlap_param_gather = true;   ///< ZeRO-1/2 parameter all-gather overlapped with the next forward
+  bool operator==(const Software&) const = default;
+};
+
 /// Compute-side calibration.
 struct ComputeCalibration {
   /// Per dtype (indexed by Dtype); an entry with max_efficiency 0 means "not calibrated".
   std::array<GemmCurve, 5> gemm{};
-  AttentionKernel attention = AttentionKernel::flash;
   double flash_fwd_efficiency = 0.0;   ///< fraction of peak for the attention core, forward
   double flash_bwd_efficiency = 0.0;   ///< same, backward
   double memory_efficiency = 0.0;      ///< achieved / peak HBM bandwidth for element-wise kernels
@@ -70,6 +79,7 @@ struct CollectiveCalibration {
 /// A whole profile.
 struct Calibration {
   std::string name;
+  Software software;
   ComputeCalibration compute;
   CollectiveCalibration collectives;
   bool operator==(const Calibration&) const = default;

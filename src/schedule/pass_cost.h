@@ -1,0 +1,50 @@
+#pragma once
+// What one forward or backward pass of one micro-batch through one model chunk costs on one
+// rank, split into the categories of the breakdown.
+#include <cstdint>
+#include <vector>
+
+#include "schedule/graph.h"
+#include "spec/calibration.h"
+#include "spec/cluster.h"
+#include "spec/job.h"
+#include "spec/model.h"
+
+namespace dtsim::schedule {
+
+/// Everything a step's costs depend on.
+struct StepSpec {
+  const spec::Model* model = nullptr;
+  const spec::Cluster* cluster = nullptr;
+  spec::Parallel par;
+  spec::Training train;
+  const spec::Calibration* cal = nullptr;
+  spec::Software software;  ///< profile defaults with the user's overrides applied
+};
+
+/// Seconds per category of one pass.
+struct PassCost {
+  std::vector<Segment> segments;
+  [[nodiscard]] SimTime total() const;
+};
+
+/// Costs of one layer's passes on one rank (all layers of a model are alike).
+struct LayerCost {
+  PassCost forward;   ///< compute + tp/cp/ep communication
+  PassCost backward;  ///< recompute + compute + communication
+  Flops forward_flops;     ///< hardware FLOPs of the forward (for HFU)
+  Flops recompute_flops;
+};
+
+/// Prices one layer for `s` (see pass_cost.cc for each term's source).
+[[nodiscard]] LayerCost layer_cost(const StepSpec& s, const CommPricer& net);
+
+/// Extra forward/backward work of the first chunk of stage 0 (embedding) and the last chunk of
+/// the last stage (final norm, LM head, cross-entropy), including their TP collectives.
+[[nodiscard]] PassCost embedding_cost(const StepSpec& s, const CommPricer& net, bool backward);
+[[nodiscard]] PassCost head_cost(const StepSpec& s, const CommPricer& net, bool backward);
+
+/// Sums per category: `a` + `b` * k.
+void accumulate(PassCost& a, const PassCost& b, double k = 1.0);
+
+}  // namespace dtsim::schedule

@@ -1,0 +1,270 @@
+#include "schedule/step.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "cost/compute.h"
+#include "cost/layer_shape.h"
+#include "cost/memory.h"
+#include "cost/partition.h"
+#include "schedule/pipeline_order.h"
+#include "spec/job_rules.h"
+
+namespace dtsim::schedule {
+namespace {
+
+struct Streams {
+  StreamId compute, pp_fwd, pp_bwd, dp;
+};
+
+// Megatron-LM DDP bucket: max(40M, 1M x dp) parameters (distributed_data_parallel_config.py);
+// bucketing is off for model chunks after the first in the interleaved schedule.
+double bucket_params(const spec::Parallel& par) {
+  return std::max(40e6, 1e6 * static_cast<double>(par.dp * par.cp));
+}
+
+class Builder {
+ public:
+  Builder(const StepSpec& s, const CommPricer& net) : s_(s), net_(net) {}
+  StepGraph build();
+
+ private:
+  std::int64_t vstage(std::int64_t stage, std::int64_t chunk) const { return chunk * p_ + stage; }
+  std::size_t idx(std::int64_t stage, std::int64_t chunk, std::int64_t mb) const {
+    return static_cast<std::size_t>((stage * v_ + chunk) * m_ + mb);
+  }
+  std::int64_t layers(std::int64_t stage, std::int64_t chunk) const {
+    return cost::chunk_layers(out_.stage_layers[static_cast<std::size_t>(stage)], v_, chunk);
+  }
+  double chunk_params(std::int64_t stage, std::int64_t chunk) const;
+  PassCost pass_cost(std::int64_t stage, std::int64_t chunk, bool forward) const;
+  bool try_add(std::int64_t stage, const PassRef& pass);
+  void add_forward(std::int64_t stage, const PassRef& pass, TaskId pred_send);
+  void add_backward(std::int64_t stage, const PassRef& pass, TaskId succ_send);
+  void add_grad_reduce(std::int64_t stage, std::int64_t chunk, const PassCost& cost, std::vector<TaskId>& deps,
+                       TaskId& last);
+  void add_param_gathers();
+  void finish_step();
+  TaskId comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category cat, std::vector<TaskId> deps,
+              std::string name);
+
+  const StepSpec& s_;
+  const CommPricer& net_;
+  StepGraph out_;
+  std::int64_t p_ = 1, v_ = 1, m_ = 1;
+  bool zero_sharded_ = false;
+  std::vector<Streams> st_;
+  std::vector<TaskId> fwd_send_, bwd_send_, fwd_task_, param_gather_;
+  std::vector<std::vector<TaskId>> grad_done_;  // per stage: tasks the grad-norm sync waits for
+};
+
+double Builder::chunk_params(std::int64_t stage, std::int64_t chunk) const {
+  double p = cost::local_layer_params(*s_.model, s_.par).total() * static_cast<double>(layers(stage, chunk));
+  // Embedding and LM head weights belong to the chunk that runs them.
+  bool holds_extras = stage == 0 ? chunk == 0 : (stage == p_ - 1 && chunk == v_ - 1);
+  if (holds_extras) p += cost::non_layer_params(*s_.model, s_.par, stage);
+  return p;
+}
+
+PassCost Builder::pass_cost(std::int64_t stage, std::int64_t chunk, bool forward) const {
+  PassCost c;
+  const LayerCost& lc = out_.layer.front();
+  accumulate(c, forward ? lc.forward : lc.backward, static_cast<double>(layers(stage, chunk)));
+  if (stage == 0 && chunk == 0) accumulate(c, embedding_cost(s_, net_, !forward));
+  if (stage == p_ - 1 && chunk == v_ - 1) accumulate(c, head_cost(s_, net_, !forward));
+  return c;
+}
+
+TaskId Builder::comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category cat, std::vector<TaskId> deps,
+                     std::string name) {
+  Task t{.stream = stream, .kind = TaskKind::comm, .deps = std::move(deps), .wait_category = cat, .name = std::move(name)};
+  t.comm = Comm{op, g, size};
+  t.comm_category = cat;
+  return out_.graph.add_task(std::move(t));
+}
+
+void Builder::add_forward(std::int64_t stage, const PassRef& pass, TaskId pred_send) {
+  const Streams& ss = st_[static_cast<std::size_t>(stage)];
+  Task t{.stream = ss.compute, .kind = TaskKind::compute,
+         .name = "F chunk " + std::to_string(pass.chunk) + " mb " + std::to_string(pass.microbatch)};
+  t.segments = pass_cost(stage, pass.chunk, true).segments;
+  if (pred_send >= 0) t.deps.push_back(pred_send);
+  if (pass.microbatch == 0 && !param_gather_.empty()) t.deps.push_back(param_gather_[static_cast<std::size_t>(stage * v_ + pass.chunk)]);
+  TaskId f = out_.graph.add_task(std::move(t));
+  fwd_task_[idx(stage, pass.chunk, pass.microbatch)] = f;
+  if (vstage(stage, pass.chunk) + 1 < p_ * v_) {
+    cost::LayerShape sh = cost::layer_shape(*s_.model, s_.par, s_.train.micro_batch, s_.train.seq_len);
+    // Megatron sends b*s/cp x h activations, split over the TP ranks (SP, or SC'21's scatter-gather).
+    Bytes act = bytes(sh.tokens * sh.hidden * 2.0 / sh.tp);
+    fwd_send_[idx(stage, pass.chunk, pass.microbatch)] =
+        comm(ss.pp_fwd, Comm::Op::send_recv, Group::pp, act, Category::pp_comm, {f}, "send activations");
+  }
+}
+
+void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, const PassCost& cost, std::vector<TaskId>& deps,
+                              TaskId& last) {
+  const Streams& ss = st_[static_cast<std::size_t>(stage)];
+  double params = chunk_params(stage, chunk);
+  bool overlap = s_.software.overlap_grad_reduce;
+  std::int64_t buckets = (overlap && chunk == 0) ? std::max<std::int64_t>(1, static_cast<std::int64_t>(params / bucket_params(s_.par))) : 1;
+  Comm::Op op = zero_sharded_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce;
+  Bytes size = bytes(params / static_cast<double>(buckets) * spec::dtype_bytes(s_.train.grad_dtype));
+  // The last backward is split into one piece per bucket; a bucket reduces once its piece is done.
+  for (std::int64_t k = 0; k < buckets; ++k) {
+    Task piece{.stream = ss.compute, .kind = TaskKind::compute, .deps = deps,
+               .name = "B chunk " + std::to_string(chunk) + " mb " + std::to_string(m_ - 1) + " part " + std::to_string(k)};
+    for (const Segment& seg : cost.segments)
+      piece.segments.push_back({seg.category, seg.duration / buckets + (k == 0 ? seg.duration % buckets : 0)});
+    last = out_.graph.add_task(std::move(piece));
+    deps.clear();
+    if (overlap)
+      grad_done_[static_cast<std::size_t>(stage)].push_back(
+          comm(ss.dp, op, Group::dp_cp, size, Category::dp_comm_exposed, {last}, "grad bucket " + std::to_string(k)));
+  }
+}
+
+void Builder::add_backward(std::int64_t stage, const PassRef& pass, TaskId succ_send) {
+  const Streams& ss = st_[static_cast<std::size_t>(stage)];
+  PassCost cost = pass_cost(stage, pass.chunk, false);
+  std::vector<TaskId> deps;
+  if (succ_send >= 0) deps.push_back(succ_send);
+  TaskId last = -1;
+  if (pass.microbatch == m_ - 1 && s_.par.dp * s_.par.cp > 1) {
+    add_grad_reduce(stage, pass.chunk, cost, deps, last);
+  } else {
+    Task t{.stream = ss.compute, .kind = TaskKind::compute, .segments = cost.segments, .deps = deps,
+           .name = "B chunk " + std::to_string(pass.chunk) + " mb " + std::to_string(pass.microbatch)};
+    last = out_.graph.add_task(std::move(t));
+  }
+  if (vstage(stage, pass.chunk) > 0)
+    bwd_send_[idx(stage, pass.chunk, pass.microbatch)] =
+        comm(ss.pp_bwd, Comm::Op::send_recv, Group::pp,
+             bytes(cost::layer_shape(*s_.model, s_.par, s_.train.micro_batch, s_.train.seq_len).tokens *
+                   static_cast<double>(s_.model->hidden) * 2.0 / static_cast<double>(s_.par.tp)),
+             Category::pp_comm, {last}, "send gradients");
+  if (pass.microbatch == m_ - 1 && pass.chunk == 0) grad_done_[static_cast<std::size_t>(stage)].push_back(last);
+}
+
+bool Builder::try_add(std::int64_t stage, const PassRef& pass) {
+  std::int64_t vs = vstage(stage, pass.chunk);
+  if (pass.forward) {
+    TaskId pred = -1;
+    if (vs > 0) {
+      pred = fwd_send_[idx((vs - 1) % p_, (vs - 1) / p_, pass.microbatch)];
+      if (pred < 0) return false;
+    }
+    add_forward(stage, pass, pred);
+  } else {
+    TaskId succ = -1;
+    if (vs + 1 < p_ * v_) {
+      succ = bwd_send_[idx((vs + 1) % p_, (vs + 1) / p_, pass.microbatch)];
+      if (succ < 0) return false;
+    }
+    add_backward(stage, pass, succ);
+  }
+  return true;
+}
+
+void Builder::add_param_gathers() {
+  if (!zero_sharded_ || s_.par.zero_stage >= 3 || !s_.software.overlap_param_gather || s_.par.dp * s_.par.cp == 1)
+    return;
+  // Distributed optimizer: the updated parameter shards are all-gathered while the next
+  // step's forward runs; chunk c's first forward waits for its gather.
+  param_gather_.assign(static_cast<std::size_t>(p_ * v_), -1);
+  for (std::int64_t i = 0; i < p_; ++i)
+    for (std::int64_t c = 0; c < v_; ++c)
+      param_gather_[static_cast<std::size_t>(i * v_ + c)] =
+          comm(st_[static_cast<std::size_t>(i)].dp, Comm::Op::all_gather, Group::dp_cp, bytes(chunk_params(i, c) * 2.0),
+               Category::dp_comm_exposed, {}, "param all-gather chunk " + std::to_string(c));
+}
+
+void Builder::finish_step() {
+  const double dp = static_cast<double>(s_.par.dp * s_.par.cp);
+  bool tied_copy = s_.model->tied_embeddings && p_ > 1;
+  std::vector<TaskId> sync_deps;
+  for (std::int64_t i = 0; i < p_; ++i) {
+    const Streams& ss = st_[static_cast<std::size_t>(i)];
+    auto& done = grad_done_[static_cast<std::size_t>(i)];
+    TaskId last_b = out_.graph.stream_tasks(ss.compute).back();
+    if (!s_.software.overlap_grad_reduce && dp > 1) {
+      for (std::int64_t c = 0; c < v_; ++c)
+        done.push_back(comm(ss.dp, zero_sharded_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce, Group::dp_cp,
+                            bytes(chunk_params(i, c) * spec::dtype_bytes(s_.train.grad_dtype)),
+                            Category::dp_comm_exposed, {last_b}, "grad reduce chunk " + std::to_string(c)));
+    }
+    if (tied_copy && (i == 0 || i == p_ - 1)) {
+      // The first and last stages sum their copies of the tied embedding's gradient.
+      double rows = cost::padded_vocab(*s_.model, s_.par.tp) / static_cast<double>(s_.par.tp) *
+                    static_cast<double>(s_.model->hidden);
+      done.push_back(comm(ss.dp, Comm::Op::all_reduce, Group::pp_ends,
+                          bytes(rows * spec::dtype_bytes(s_.train.grad_dtype)), Category::dp_comm_exposed, {last_b},
+                          "tied embedding grad all-reduce"));
+    }
+    done.push_back(last_b);
+    sync_deps.insert(sync_deps.end(), done.begin(), done.end());
+  }
+  for (std::int64_t i = 0; i < p_; ++i) {
+    const Streams& ss = st_[static_cast<std::size_t>(i)];
+    // Gradient-norm clipping all-reduces one value over the model-parallel ranks: a global sync.
+    comm(ss.compute, Comm::Op::all_reduce, Group::model, bytes(8), Category::other, sync_deps, "grad norm all-reduce");
+    double params = cost::local_layer_params(*s_.model, s_.par).total() *
+                        static_cast<double>(out_.stage_layers[static_cast<std::size_t>(i)]) +
+                    cost::non_layer_params(*s_.model, s_.par, i);
+    double owned = params / (s_.par.zero_stage >= 1 ? dp : 1.0);
+    Task opt{.stream = ss.compute, .kind = TaskKind::compute, .name = "optimizer step"};
+    cost::ComputeContext ctx{&s_.cluster->gpu, &s_.cal->compute, s_.train.precision};
+    opt.segments.push_back({Category::optimizer, to_sim_time(cost::op_time(cost::optimizer_op(owned, s_.train.optimizer), ctx))});
+    TaskId o = out_.graph.add_task(std::move(opt));
+    Task end{.stream = ss.compute, .kind = TaskKind::marker, .name = "step end"};
+    if (zero_sharded_ && s_.par.zero_stage < 3 && !s_.software.overlap_param_gather && dp > 1)
+      end.deps.push_back(comm(ss.dp, Comm::Op::all_gather, Group::dp_cp, bytes(params * 2.0), Category::dp_comm_exposed,
+                              {o}, "param all-gather"));
+    out_.end.push_back(out_.graph.add_task(std::move(end)));
+  }
+}
+
+StepGraph Builder::build() {
+  p_ = s_.par.pp;
+  v_ = s_.par.vp;
+  m_ = spec::micro_batches(s_.par, s_.train);
+  zero_sharded_ = s_.par.zero_stage >= 1;
+  out_.stage_layers = cost::stage_layers(*s_.model, s_.par);
+  out_.layer.push_back(layer_cost(s_, net_));
+  for (std::int64_t i = 0; i < p_; ++i) {
+    auto r = static_cast<std::int32_t>(i);
+    st_.push_back({out_.graph.add_stream(r, "compute"), out_.graph.add_stream(r, "pp send fwd"),
+                   out_.graph.add_stream(r, "pp send bwd"), out_.graph.add_stream(r, "dp")});
+    out_.compute.push_back(st_.back().compute);
+  }
+  std::size_t n = static_cast<std::size_t>(p_ * v_ * m_);
+  fwd_send_.assign(n, -1);
+  bwd_send_.assign(n, -1);
+  fwd_task_.assign(n, -1);
+  grad_done_.assign(static_cast<std::size_t>(p_), {});
+  add_param_gathers();
+  auto schedule = default_schedule(s_.par);
+  std::vector<std::vector<PassRef>> order;
+  for (std::int64_t i = 0; i < p_; ++i) order.push_back(stage_order(schedule, p_, v_, m_, i));
+  // Add passes in an order that respects cross-stage dependencies: sweep the stages, each
+  // adding passes until one waits for a send not yet added.
+  std::vector<std::size_t> cursor(static_cast<std::size_t>(p_), 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (std::int64_t i = 0; i < p_; ++i) {
+      auto& c = cursor[static_cast<std::size_t>(i)];
+      const auto& ord = order[static_cast<std::size_t>(i)];
+      while (c < ord.size() && try_add(i, ord[c])) { ++c; progress = true; }
+    }
+  }
+  for (std::int64_t i = 0; i < p_; ++i)
+    if (cursor[static_cast<std::size_t>(i)] != order[static_cast<std::size_t>(i)].size())
+      throw std::logic_error("schedule: pipeline order deadlocks at stage " + std::to_string(i));
+  finish_step();
+  return std::move(out_);
+}
+
+}  // namespace
+
+StepGraph build_step(const StepSpec& s, const CommPricer& net) { return Builder(s, net).build(); }
+
+}  // namespace dtsim::schedule

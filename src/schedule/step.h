@@ -1,0 +1,26 @@
+#pragma once
+// The op graph of one optimizer step: one representative rank per pipeline stage (all
+// data-parallel replicas and tensor/context-parallel peers behave alike, DESIGN.md "Scale by
+// symmetry"), each with a compute stream and the communication streams NCCL would use.
+#include <cstdint>
+#include <vector>
+
+#include "schedule/graph.h"
+#include "schedule/pass_cost.h"
+
+namespace dtsim::schedule {
+
+/// The graph plus what the simulator's caller needs to read results.
+struct StepGraph {
+  Graph graph;
+  std::vector<StreamId> compute;  ///< compute stream of each stage
+  std::vector<TaskId> end;        ///< step-end marker of each stage
+  std::vector<LayerCost> layer;   ///< per-layer cost (identical for every stage; kept for reports)
+  std::vector<std::int64_t> stage_layers;
+  Flops hardware_flops;           ///< per representative rank of the busiest stage, incl. recompute
+};
+
+/// Builds the step for `s`. Throws std::logic_error on an internal inconsistency.
+[[nodiscard]] StepGraph build_step(const StepSpec& s, const CommPricer& net);
+
+}  // namespace dtsim::schedule
