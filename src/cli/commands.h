@@ -12,5 +12,11 @@ using Action = std::function<int()>;
 
 /// Registers `dtsim show model|cluster|gpu NAME-or-FILE [--json]`.
 void add_show(CLI::App& app, Action& action);
+/// Registers `dtsim simulate` (one step: time, breakdown, MFU, memory, --trace).
+void add_simulate(CLI::App& app, Action& action);
+/// Registers `dtsim memory` (per-GPU memory breakdown and fits verdict).
+void add_memory(CLI::App& app, Action& action);
+/// Registers `dtsim collective`: predicted time and bus bandwidth of NCCL collectives.
+void add_collective(CLI::App& app, Action& action);
 
 }  // namespace dtsim::cli

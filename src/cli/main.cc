@@ -12,6 +12,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   dtsim::cli::Action action;
   dtsim::cli::add_show(app, action);
+  dtsim::cli::add_simulate(app, action);
+  dtsim::cli::add_memory(app, action);
+  dtsim::cli::add_collective(app, action);
   try {
     app.parse(argc, argv);
     return action();

@@ -1,0 +1,77 @@
+// `dtsim simulate` and `dtsim memory`.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/job_flags.h"
+#include "core/errors.h"
+#include "cost/memory.h"
+#include "engine/analytical.h"
+#include "engine/simulate.h"
+#include "report/simulate_report.h"
+
+namespace dtsim::cli {
+namespace {
+
+// --recompute auto: the least recomputation that fits (none, then selective, then full).
+void choose_recompute(Job& j) {
+  if (!j.auto_recompute) return;
+  for (auto r : {spec::Recompute::none, spec::Recompute::selective, spec::Recompute::full}) {
+    j.train.recompute = r;
+    if (cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software.attention).fits()) break;
+  }
+  j.notes.push_back(std::string("recompute auto -> ") + spec::to_string(j.train.recompute));
+}
+
+report::JobView view(const Job& j) {
+  return {&j.model, &j.cluster, j.calibration.name, j.gpus, j.par, j.train, j.software, j.notes};
+}
+
+struct SimulateArgs {
+  JobFlags flags;
+  std::string trace;
+};
+
+}  // namespace
+
+void add_simulate(CLI::App& app, Action& action) {
+  auto args = std::make_shared<SimulateArgs>();
+  CLI::App* sim = app.add_subcommand("simulate", "Simulate one optimizer step of a training job");
+  add_job_flags(*sim, args->flags, true);
+  sim->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto) of the step to FILE");
+  sim->callback([args, &action] {
+    action = [args] {
+      Job j = resolve_job(args->flags);
+      choose_recompute(j);
+      schedule::StepSpec s{&j.model, &j.cluster, j.par, j.train, &j.calibration, j.software};
+      engine::AnalyticalNetwork net(j.cluster, j.par, j.calibration.collectives);
+      engine::Simulation sim = engine::simulate_step(s, net);
+      auto mem = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software.attention);
+      if (!args->trace.empty()) {
+        std::ofstream out(args->trace);
+        if (!out) throw SpecError("--trace", "expected a writable file path, got \"" + args->trace + "\"");
+        out << report::chrome_trace(sim);
+      }
+      std::cout << report::simulate_report(view(j), sim.result, mem, args->flags.json);
+      return 0;
+    };
+  });
+}
+
+void add_memory(CLI::App& app, Action& action) {
+  auto args = std::make_shared<JobFlags>();
+  CLI::App* mem = app.add_subcommand("memory", "Memory per GPU of a training job, and whether it fits");
+  add_job_flags(*mem, *args, true);
+  mem->callback([args, &action] {
+    action = [args] {
+      Job j = resolve_job(*args);
+      choose_recompute(j);
+      auto est = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software.attention);
+      std::cout << report::memory_report(view(j), est, args->json);
+      return 0;
+    };
+  });
+}
+
+}  // namespace dtsim::cli

@@ -1,0 +1,122 @@
+#include "cli/job_flags.h"
+
+#include "core/errors.h"
+#include "spec/job_rules.h"
+#include "spec/load.h"
+
+namespace dtsim::cli {
+namespace {
+
+spec::Dtype parse_dtype(const std::string& flag, const std::string& v, bool gemm) {
+  if (v == "fp16") return spec::Dtype::fp16;
+  if (v == "bf16") return spec::Dtype::bf16;
+  if (gemm && v == "fp8") return spec::Dtype::fp8;
+  if (!gemm && v == "fp32") return spec::Dtype::fp32;
+  throw SpecError(flag, std::string("expected one of ") + (gemm ? "fp16, bf16, fp8" : "fp32, fp16, bf16") +
+                            ", got \"" + v + "\"");
+}
+
+spec::Recompute parse_recompute(const std::string& v) {
+  if (v == "none") return spec::Recompute::none;
+  if (v == "selective") return spec::Recompute::selective;
+  if (v == "full") return spec::Recompute::full;
+  if (v == "auto") return spec::Recompute::automatic;
+  throw SpecError("--recompute", "expected one of none, selective, full, auto, got \"" + v + "\"");
+}
+
+bool on_off(const std::string& flag, const std::string& v, bool dflt) {
+  if (v.empty()) return dflt;
+  if (v == "on") return true;
+  if (v == "off") return false;
+  throw SpecError(flag, "expected on or off, got \"" + v + "\"");
+}
+
+void derive_degrees(const JobFlags& f, Job& j) {
+  j.par.tp = f.tp; j.par.pp = f.pp; j.par.cp = f.cp; j.par.ep = f.ep; j.par.vp = f.vp;
+  std::int64_t mp = f.tp * f.pp * f.cp;
+  if (f.gpus == 0 && f.dp == 0) throw SpecError("--gpus", "expected a GPU count (or --dp), got neither");
+  if (f.dp == 0) {
+    if (f.gpus % mp != 0)
+      throw SpecError("--gpus", "expected a multiple of tp*pp*cp (" + std::to_string(mp) + ") to derive dp, got " +
+                                    std::to_string(f.gpus));
+    j.par.dp = f.gpus / mp;
+    j.notes.push_back("dp = gpus/(tp*pp*cp) = " + std::to_string(j.par.dp));
+  } else {
+    j.par.dp = f.dp;
+  }
+  j.gpus = f.gpus == 0 ? mp * j.par.dp : f.gpus;
+}
+
+}  // namespace
+
+void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
+  app.add_option("--model", f.model, "Model preset (models/NAME.json), model file or HF config.json")->required();
+  app.add_option("--cluster", f.cluster, "Cluster preset (topologies/NAME.json) or file")->required();
+  app.add_option("--calibration", f.calibration, "Calibration profile (default: the cluster's)");
+  app.add_option("--gpus", f.gpus, "GPUs in the job")->check(CLI::Range(1, 1 << 24));
+  if (with_layout) {
+    app.add_option("--tp", f.tp, "Tensor-parallel degree")->check(CLI::Range(1, 1 << 16));
+    app.add_option("--pp", f.pp, "Pipeline-parallel degree")->check(CLI::Range(1, 1 << 16));
+    app.add_option("--dp", f.dp, "Data-parallel degree (default: gpus/(tp*pp*cp))")->check(CLI::Range(1, 1 << 24));
+    app.add_option("--cp", f.cp, "Context-parallel degree")->check(CLI::Range(1, 1 << 16));
+    app.add_option("--ep", f.ep, "Expert-parallel degree")->check(CLI::Range(1, 1 << 16));
+    app.add_option("--vp", f.vp, "Virtual pipeline chunks per stage (interleaved 1F1B when > 1)")->check(CLI::Range(1, 1 << 10));
+    app.add_option("--zero", f.zero, "ZeRO stage 0-3 (1 = Megatron distributed optimizer)")->check(CLI::Range(0, 3));
+    app.add_flag("--sp", f.sp, "Sequence parallelism");
+    app.add_option("--mbs", f.mbs, "Micro-batch size")->check(CLI::Range(1, 1 << 20));
+    app.add_option("--recompute", f.recompute, "none|selective|full|auto (auto: least that fits)");
+    app.add_option("--stage-layers", f.stage_layers, "Layers per pipeline stage, comma separated")->delimiter(',');
+  }
+  app.add_option("--gbs", f.gbs, "Global batch size (sequences)")->required()->check(CLI::Range(1, 1 << 30));
+  app.add_option("--seq", f.seq, "Sequence length")->check(CLI::Range(1, 1 << 24));
+  app.add_option("--precision", f.precision, "fp16|bf16|fp8");
+  app.add_option("--grad-dtype", f.grad_dtype, "fp32|fp16|bf16 gradient (and reduction) type");
+  app.add_option("--optimizer", f.optimizer, "adam|sgd");
+  app.add_option("--attention", f.attention, "flash|unfused (default: the calibration profile's)");
+  app.add_option("--tp-comm-overlap", f.tp_comm_overlap, "on|off: TP collectives pipelined with GEMMs");
+  app.add_option("--overlap-grad-reduce", f.overlap_grad_reduce, "on|off: DP buckets overlap the last backward");
+  app.add_option("--overlap-param-gather", f.overlap_param_gather, "on|off: ZeRO param all-gather overlaps forward");
+  app.add_flag("--json", f.json, "Print one JSON object");
+}
+
+spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
+  spec::Software s = d;
+  if (!f.attention.empty()) {
+    if (f.attention != "flash" && f.attention != "unfused")
+      throw SpecError("--attention", "expected flash or unfused, got \"" + f.attention + "\"");
+    s.attention = f.attention == "flash" ? spec::AttentionKernel::flash : spec::AttentionKernel::unfused;
+  }
+  s.tp_comm_overlap = on_off("--tp-comm-overlap", f.tp_comm_overlap, d.tp_comm_overlap);
+  s.overlap_grad_reduce = on_off("--overlap-grad-reduce", f.overlap_grad_reduce, d.overlap_grad_reduce);
+  s.overlap_param_gather = on_off("--overlap-param-gather", f.overlap_param_gather, d.overlap_param_gather);
+  return s;
+}
+
+Job resolve_job(const JobFlags& f) {
+  Job j;
+  j.model = spec::load_model(f.model, "--model");
+  j.cluster = spec::load_cluster(f.cluster, "--cluster");
+  // The profile named by the cluster file unless --calibration overrides it.
+  j.calibration = f.calibration.empty() ? spec::load_calibration(j.cluster.calibration, "--cluster")
+                                        : spec::load_calibration(f.calibration, "--calibration");
+  j.software = resolve_software(f, j.calibration.software);
+  derive_degrees(f, j);
+  j.par.zero_stage = f.zero;
+  j.par.sequence_parallel = f.sp;
+  j.par.stage_layers = f.stage_layers;
+  j.train.micro_batch = f.mbs;
+  j.train.global_batch = f.gbs;
+  j.train.seq_len = f.seq;
+  j.train.recompute = parse_recompute(f.recompute);
+  j.auto_recompute = j.train.recompute == spec::Recompute::automatic;
+  if (j.auto_recompute) j.train.recompute = spec::Recompute::none;
+  j.train.precision = parse_dtype("--precision", f.precision, true);
+  j.train.grad_dtype = parse_dtype("--grad-dtype", f.grad_dtype, false);
+  if (f.optimizer != "adam" && f.optimizer != "sgd")
+    throw SpecError("--optimizer", "expected adam or sgd, got \"" + f.optimizer + "\"");
+  j.train.optimizer = f.optimizer == "adam" ? spec::Optimizer::adam : spec::Optimizer::sgd;
+  spec::check_job(j.model, j.cluster, j.gpus, j.par, j.train);
+  return j;
+}
+
+}  // namespace dtsim::cli

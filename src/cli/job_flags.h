@@ -1,0 +1,54 @@
+#pragma once
+// The job flags shared by `dtsim simulate`, `dtsim memory` and `dtsim plan`, and turning them
+// into validated specs.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "spec/calibration.h"
+#include "spec/cluster.h"
+#include "spec/job.h"
+#include "spec/model.h"
+
+namespace dtsim::cli {
+
+/// Raw flag values as parsed.
+struct JobFlags {
+  std::string model, cluster, calibration;
+  std::int64_t gpus = 0;
+  std::int64_t tp = 1, pp = 1, dp = 0, cp = 1, ep = 1, vp = 1;
+  int zero = 1;
+  bool sp = false;
+  std::int64_t mbs = 1, gbs = 0, seq = 2048;
+  std::string recompute = "none", precision = "bf16", grad_dtype = "fp32", optimizer = "adam";
+  std::string attention, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, schedule;
+  std::vector<std::int64_t> stage_layers;
+  bool json = false;
+};
+
+/// A fully resolved job: loaded specs, checked against each other.
+struct Job {
+  spec::Model model;
+  spec::Cluster cluster;
+  spec::Calibration calibration;
+  spec::Software software;
+  std::int64_t gpus = 0;
+  spec::Parallel par;
+  spec::Training train;
+  bool auto_recompute = false;
+  std::vector<std::string> notes;  ///< derived values and assumptions, shown to the user
+};
+
+/// Registers the job flags on `app`; `with_layout` adds the parallel-layout flags.
+void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout);
+
+/// Loads and validates; throws SpecError naming the flag or file on bad input.
+[[nodiscard]] Job resolve_job(const JobFlags& f);
+
+/// Applies on|off overrides of the software stack to the profile defaults.
+[[nodiscard]] spec::Software resolve_software(const JobFlags& f, const spec::Software& defaults);
+
+}  // namespace dtsim::cli

@@ -1,0 +1,131 @@
+#include "report/simulate_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include "cost/model_stats.h"
+#include "cost/partition.h"
+#include "report/table.h"
+
+namespace dtsim::report {
+namespace {
+
+nlohmann::json config_json(const JobView& j) {
+  return {{"model", j.model->name}, {"cluster", j.cluster->name}, {"gpu", j.cluster->gpu.name},
+          {"calibration", j.calibration}, {"gpus", j.gpus}, {"nodes", j.cluster->nodes_for(j.gpus)},
+          {"tp", j.par.tp}, {"pp", j.par.pp}, {"dp", j.par.dp}, {"cp", j.par.cp}, {"ep", j.par.ep},
+          {"vp", j.par.vp}, {"zero_stage", j.par.zero_stage}, {"sequence_parallel", j.par.sequence_parallel},
+          {"micro_batch", j.train.micro_batch}, {"global_batch", j.train.global_batch},
+          {"seq_len", j.train.seq_len}, {"recompute", spec::to_string(j.train.recompute)},
+          {"precision", spec::to_string(j.train.precision)}, {"grad_dtype", spec::to_string(j.train.grad_dtype)},
+          {"optimizer", spec::to_string(j.train.optimizer)},
+          {"attention", spec::to_string(j.software.attention)}, {"tp_comm_overlap", j.software.tp_comm_overlap},
+          {"overlap_grad_reduce", j.software.overlap_grad_reduce},
+          {"overlap_param_gather", j.software.overlap_param_gather},
+          {"stage_layers", cost::stage_layers(*j.model, j.par)}};
+}
+
+nlohmann::json memory_json(const cost::MemoryEstimate& mem) {
+  const cost::StageMemory& s = mem.peak();
+  return {{"parameters_bytes", s.weights.value()}, {"gradients_bytes", s.gradients.value()},
+          {"optimizer_bytes", s.optimizer.value()}, {"activations_bytes", s.activations.value()},
+          {"other_bytes", s.other.value()}, {"peak_bytes_per_gpu", s.total().value()},
+          {"capacity_bytes", mem.capacity.value()}, {"fits", mem.fits()}, {"peak_stage", s.stage},
+          {"parameters_per_gpu", s.parameters}};
+}
+
+std::string layout_line(const JobView& j) {
+  auto n = [](std::int64_t v) { return std::to_string(v); };
+  return "  layout   tp " + n(j.par.tp) + "  pp " + n(j.par.pp) + "  dp " + n(j.par.dp) + "  cp " + n(j.par.cp) +
+         "  ep " + n(j.par.ep) + "  vp " + n(j.par.vp) + "  zero " + std::to_string(j.par.zero_stage) + "  sp " +
+         (j.par.sequence_parallel ? "on" : "off") + "\n  training mbs " + n(j.train.micro_batch) + "  gbs " +
+         n(j.train.global_batch) + "  seq " + n(j.train.seq_len) + "  " + spec::to_string(j.train.precision) +
+         "  recompute " + spec::to_string(j.train.recompute) + "  grads " + spec::to_string(j.train.grad_dtype) +
+         "  " + spec::to_string(j.train.optimizer) + "\n  software attention " + spec::to_string(j.software.attention) +
+         ", tp-comm-overlap " + (j.software.tp_comm_overlap ? "on" : "off") + ", overlap-grad-reduce " +
+         (j.software.overlap_grad_reduce ? "on" : "off") + ", overlap-param-gather " +
+         (j.software.overlap_param_gather ? "on" : "off") + " (calibration " + j.calibration + ")\n";
+}
+
+std::string header(const JobView& j) {
+  std::string out = j.model->name + " on " + std::to_string(j.gpus) + " x " + j.cluster->gpu.name + " (" +
+                    j.cluster->name + ", " + std::to_string(j.cluster->nodes_for(j.gpus)) + " nodes)\n" + layout_line(j);
+  auto layers = cost::stage_layers(*j.model, j.par);
+  if (cost::uneven_split(layers)) {
+    std::string split;
+    for (auto l : layers) split += (split.empty() ? "" : ",") + std::to_string(l);
+    out += "  uneven pipeline: layers per stage " + split + "\n";
+  }
+  for (const std::string& n : j.notes) out += "  note: " + n + "\n";
+  return out;
+}
+
+std::string memory_table(const cost::MemoryEstimate& mem) {
+  const cost::StageMemory& s = mem.peak();
+  Table t({"memory (stage " + std::to_string(s.stage) + ", most loaded)", "GiB"});
+  auto row = [&t](const char* name, Bytes b) { t.add({name, fixed(to_gib(b), 2)}); };
+  row("parameters", s.weights);
+  row("gradients", s.gradients);
+  row("optimizer states", s.optimizer);
+  row("activations", s.activations);
+  row("other (buffers, workspace, allocator)", s.other);
+  row("peak", s.total());
+  row("capacity", mem.capacity);
+  return t.render() + (mem.fits() ? "  fits\n" : "  DOES NOT FIT\n");
+}
+
+}  // namespace
+
+std::string memory_report(const JobView& job, const cost::MemoryEstimate& mem, bool json) {
+  if (json) {
+    nlohmann::json j{{"config", config_json(job)}, {"memory", memory_json(mem)},
+                     {"parameters", cost::count_params(*job.model).total(job.model->layers)}, {"notes", job.notes}};
+    nlohmann::json stages = nlohmann::json::array();
+    for (const auto& s : mem.stages) stages.push_back({{"stage", s.stage}, {"peak_bytes", s.total().value()}});
+    j["stages"] = stages;
+    return j.dump(2) + "\n";
+  }
+  return header(job) + "\n" + memory_table(mem);
+}
+
+std::string simulate_report(const JobView& job, const engine::StepResult& r, const cost::MemoryEstimate& mem,
+                            bool json) {
+  if (json) {
+    nlohmann::json j{{"step_time_s", r.step_time.value()}, {"tokens_per_s", r.tokens_per_s},
+                     {"model_tflops_per_gpu", r.model_tflops_per_gpu}, {"mfu", r.mfu}, {"hfu", r.hfu},
+                     {"memory", memory_json(mem)}, {"config", config_json(job)}, {"notes", job.notes},
+                     {"critical_stage", r.critical_stage}, {"microbatches", r.microbatches}, {"tasks", r.tasks}};
+    for (std::size_t c = 0; c < schedule::kCategories; ++c)
+      j["breakdown"][schedule::to_string(static_cast<schedule::Category>(c))] = r.breakdown[c].value();
+    return j.dump(2) + "\n";
+  }
+  std::string out = header(job) + "\n";
+  out += "  step time " + fixed(r.step_time.value(), 3) + " s   tokens/s " + fixed(r.tokens_per_s, 0) +
+         "   model TFLOP/s per GPU " + fixed(r.model_tflops_per_gpu, 1) + "   MFU " + fixed(100 * r.mfu, 1) +
+         "%   HFU " + fixed(100 * r.hfu, 1) + "%\n\n";
+  Table t({"breakdown (critical stage " + std::to_string(r.critical_stage) + ")", "seconds", "share"});
+  for (std::size_t c = 0; c < schedule::kCategories; ++c)
+    t.add({schedule::to_string(static_cast<schedule::Category>(c)), fixed(r.breakdown[c].value(), 3),
+           fixed(100 * r.breakdown[c].value() / r.step_time.value(), 1) + "%"});
+  return out + t.render() + "\n" + memory_table(mem);
+}
+
+std::string chrome_trace(const engine::Simulation& sim) {
+  const auto& g = sim.step.graph;
+  nlohmann::json events = nlohmann::json::array();
+  for (std::size_t s = 0; s < g.streams().size(); ++s) {
+    const auto& st = g.streams()[s];
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", st.rank}, {"args", {{"name", "stage " + std::to_string(st.rank)}}}});
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", st.rank}, {"tid", s}, {"args", {{"name", st.name}}}});
+  }
+  for (std::size_t i = 0; i < g.tasks().size(); ++i) {
+    const auto& task = g.tasks()[i];
+    const auto& t = sim.timeline.tasks[i];
+    if (t.end == t.start) continue;
+    const auto& st = g.streams()[static_cast<std::size_t>(task.stream)];
+    events.push_back({{"ph", "X"}, {"name", task.name}, {"pid", st.rank}, {"tid", task.stream},
+                      {"ts", static_cast<double>(t.start) * 1e-6}, {"dur", static_cast<double>(t.end - t.start) * 1e-6}});
+  }
+  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n";
+}
+
+}  // namespace dtsim::report

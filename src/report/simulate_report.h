@@ -1,0 +1,36 @@
+#pragma once
+// `dtsim simulate` and `dtsim memory` outputs: a readable table, or one JSON object; and
+// Chrome traces (Perfetto) of a simulated step.
+#include <string>
+#include <vector>
+
+#include "cost/memory.h"
+#include "engine/simulate.h"
+#include "spec/calibration.h"
+#include "spec/cluster.h"
+#include "spec/job.h"
+#include "spec/model.h"
+
+namespace dtsim::report {
+
+/// The job as the user asked for it (echoed in every report).
+struct JobView {
+  const spec::Model* model = nullptr;
+  const spec::Cluster* cluster = nullptr;
+  std::string calibration;
+  std::int64_t gpus = 0;
+  spec::Parallel par;
+  spec::Training train;
+  spec::Software software;
+  std::vector<std::string> notes;  ///< assumptions and derived values
+};
+
+/// Memory of the most loaded GPU as a table, or JSON {parameters, memory: {...}}.
+[[nodiscard]] std::string memory_report(const JobView& job, const cost::MemoryEstimate& mem, bool json);
+/// Step time, throughput, MFU, memory and the breakdown; JSON per DESIGN.md.
+[[nodiscard]] std::string simulate_report(const JobView& job, const engine::StepResult& r,
+                                          const cost::MemoryEstimate& mem, bool json);
+/// Chrome trace JSON: one process per pipeline stage, one thread per stream.
+[[nodiscard]] std::string chrome_trace(const engine::Simulation& sim);
+
+}  // namespace dtsim::report

@@ -1,0 +1,166 @@
+#include "spec/validation_file.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/errors.h"
+#include "spec/json_reader.h"
+#include "spec/load.h"
+#include "spec/model_rules.h"
+
+namespace dtsim::spec {
+namespace {
+
+constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
+
+CaseModel read_model(ObjectReader r) {
+  CaseModel m;
+  m.name = r.string("name");
+  m.layers = r.integer("layers", 1, 100000);
+  m.hidden = r.integer("hidden", 1, kMax);
+  m.heads = r.integer("heads", 1, kMax);
+  m.kv_heads = r.optional_integer("kv_heads", 1, kMax);
+  m.ffn_hidden = r.integer("ffn_hidden", 1, kMax);
+  m.activation = static_cast<Activation>(r.choice("activation", {"gelu", "relu", "squared_relu", "swiglu", "gated_gelu"}));
+  m.vocab = r.optional_integer("vocab", 1, kMax);
+  m.moe_experts = r.optional_integer("moe_experts", 1, 1 << 16);
+  m.moe_topk = r.optional_integer("moe_topk", 1, 1 << 16);
+  m.moe_ffn_hidden = r.optional_integer("moe_ffn_hidden", 1, kMax);
+  r.finish();
+  return m;
+}
+
+void read_parallel(ObjectReader r, ValidationCase& c) {
+  c.tp = r.integer("tp", 1, 1 << 16);
+  c.pp = r.integer("pp", 1, 1 << 16);
+  c.dp = r.integer("dp", 1, 1 << 24);
+  c.cp = r.integer("cp", 1, 1 << 16);
+  c.ep = r.integer("ep", 1, 1 << 16);
+  c.vp = r.integer("vp", 1, 1 << 10);
+  if (auto z = r.optional_integer("zero_stage", 0, 3)) c.zero_stage = static_cast<int>(*z);
+  c.sequence_parallel = r.optional_boolean("sequence_parallel");
+  r.finish();
+}
+
+void read_training(ObjectReader r, ValidationCase& c) {
+  c.micro_batch = r.optional_integer("micro_batch", 1, 1 << 20);
+  c.global_batch = r.integer("global_batch", 1, 1 << 30);
+  c.seq_len = r.integer("seq_len", 1, 1 << 24);
+  if (auto rc = r.optional_choice("recompute", {"none", "selective", "full"})) c.recompute = static_cast<Recompute>(*rc);
+  if (auto p = r.optional_choice("precision", {"fp16", "bf16", "fp8"}))
+    c.precision = *p == 0 ? Dtype::fp16 : *p == 1 ? Dtype::bf16 : Dtype::fp8;
+  r.finish();
+}
+
+ValidationCase read_case(const nlohmann::json& j, const std::string& file, const std::string& ptr) {
+  ObjectReader r(j, file, ptr);
+  ValidationCase c;
+  c.pointer = ptr;
+  c.id = r.string("id");
+  c.tier = r.optional_string("tier").value_or("");
+  c.model = read_model(r.object("model"));
+  c.cluster = r.string("cluster");
+  c.gpus = r.integer("gpus", 1, 1 << 24);
+  c.gpus_per_node = r.integer("gpus_per_node", 1, 1024);
+  read_parallel(r.object("parallel"), c);
+  read_training(r.object("training"), c);
+  ObjectReader measured = r.object("measured");
+  c.measured_s = measured.positive("iteration_s");
+  // Type-checked but informational; other keys of "measured" (MFU, tokens/s) are tolerated.
+  static_cast<void>(measured.optional_string("derivation"));
+  static_cast<void>(measured.optional_string("confidence"));
+  r.skip("source");  // free-form citation object
+  static_cast<void>(r.optional_string("notes"));
+  for (const auto& [key, v] : j.items()) {
+    static const char* known[] = {"id", "tier", "model", "cluster", "gpus", "gpus_per_node", "parallel",
+                                  "training", "measured", "source", "notes"};
+    if (std::find(std::begin(known), std::end(known), key) == std::end(known)) c.ignored.push_back(key);
+  }
+  return c;
+}
+
+// Architecture facts the schema leaves out, by family (inferred from the activation).
+void apply_family(Model& m, const CaseModel& cm, std::int64_t seq, std::vector<std::string>& notes) {
+  switch (cm.activation) {
+    case Activation::gelu:
+    case Activation::relu:
+      m.position_embedding = PositionEmbedding::learned;
+      m.max_position = seq;
+      m.tied_embeddings = true;
+      m.norm = Norm::layernorm;
+      m.linear_bias = LinearBias::all;
+      notes.push_back("architecture: Megatron GPT (learned positions, tied embeddings, LayerNorm, biases)");
+      break;
+    case Activation::squared_relu:
+      m.position_embedding = PositionEmbedding::rotary;
+      m.norm = Norm::layernorm;
+      m.linear_bias = LinearBias::none;
+      notes.push_back("architecture: Nemotron (rotary, untied, LayerNorm, no biases)");
+      break;
+    default:
+      m.position_embedding = PositionEmbedding::rotary;
+      m.norm = Norm::rmsnorm;
+      m.linear_bias = LinearBias::none;
+      notes.push_back("architecture: Llama (rotary, untied, RMSNorm, no biases)");
+  }
+  if (!cm.vocab) {
+    m.vocab = cm.activation == Activation::swiglu ? 32000 : cm.activation == Activation::squared_relu ? 256000 : 51200;
+    notes.push_back("vocab null -> " + std::to_string(m.vocab) + " (the family's tokenizer)");
+  }
+}
+
+}  // namespace
+
+ValidationFile parse_validation_file(const std::string& text, const std::string& file) {
+  nlohmann::json j = parse_json_text(text, file);
+  ObjectReader r(j, file, "");
+  std::string schema = r.string("schema");
+  if (schema != "dtsim-validation-cases/1")
+    r.fail("schema", "expected \"dtsim-validation-cases/1\", got \"" + schema + "\"");
+  const nlohmann::json& cases = r.array("cases");
+  r.finish();
+  ValidationFile f{file, {}};
+  for (std::size_t i = 0; i < cases.size(); ++i) f.cases.push_back(read_case(cases[i], file, "/cases/" + std::to_string(i)));
+  return f;
+}
+
+ValidationFile load_validation_file(const std::string& path) {
+  return parse_validation_file(read_json_file(path).dump(), path);
+}
+
+ResolvedCase resolve_case(const ValidationCase& c, const std::string& file) {
+  ResolvedCase rc;
+  Model& m = rc.model;
+  const CaseModel& cm = c.model;
+  m.name = cm.name;
+  m.source = c.id;
+  m.layers = cm.layers; m.hidden = cm.hidden; m.heads = cm.heads; m.ffn_hidden = cm.ffn_hidden;
+  m.kv_heads = cm.kv_heads.value_or(cm.heads);
+  m.activation = cm.activation;
+  m.vocab = cm.vocab.value_or(0);
+  m.moe_experts = cm.moe_experts.value_or(0);
+  m.moe_topk = cm.moe_topk.value_or(0);
+  m.moe_ffn_hidden = cm.moe_ffn_hidden.value_or(0);
+  apply_family(m, cm, c.seq_len, rc.assumptions);
+  nlohmann::json dummy = nlohmann::json::object();
+  ObjectReader where(dummy, file, c.pointer + "/model");
+  check_model(m, where);
+  rc.par = Parallel{.tp = c.tp, .pp = c.pp, .dp = c.dp, .cp = c.cp, .ep = c.ep, .vp = c.vp};
+  rc.par.zero_stage = c.zero_stage.value_or(1);
+  if (!c.zero_stage) rc.assumptions.push_back("zero_stage null -> 1 (Megatron distributed optimizer)");
+  rc.par.sequence_parallel = c.sequence_parallel.value_or(c.tp > 1);
+  if (!c.sequence_parallel) rc.assumptions.push_back(std::string("sequence_parallel null -> ") + (c.tp > 1 ? "on" : "off"));
+  rc.train.micro_batch = c.micro_batch.value_or(1);
+  if (!c.micro_batch) rc.assumptions.push_back("micro_batch null -> 1");
+  rc.train.global_batch = c.global_batch;
+  rc.train.seq_len = c.seq_len;
+  rc.train.precision = c.precision.value_or(Dtype::bf16);
+  if (!c.precision) rc.assumptions.push_back("precision null -> bf16");
+  rc.auto_recompute = !c.recompute;
+  rc.train.recompute = c.recompute.value_or(Recompute::none);
+  if (!c.recompute) rc.assumptions.push_back("recompute null -> least that fits");
+  for (const std::string& k : c.ignored) rc.assumptions.push_back("ignored unknown field \"" + k + "\"");
+  return rc;
+}
+
+}  // namespace dtsim::spec

@@ -1,0 +1,67 @@
+#pragma once
+// `dtsim-validation-cases/1` files (../shared/validation/README.md): published runs with their
+// layout and measured step time. A null means "the source did not say"; resolve_case() fills
+// each with the framework's recipe of the time and records the assumption.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/job.h"
+#include "spec/model.h"
+
+namespace dtsim::spec {
+
+/// The model object of a case: the 11 keys the schema has (nulls kept as nullopt).
+struct CaseModel {
+  std::string name;
+  std::int64_t layers = 0, hidden = 0, heads = 0, ffn_hidden = 0;
+  std::optional<std::int64_t> kv_heads, vocab, moe_experts, moe_topk, moe_ffn_hidden;
+  Activation activation = Activation::gelu;
+};
+
+/// One published run as written in the file.
+struct ValidationCase {
+  std::string id;
+  std::string tier;
+  std::string pointer;                 ///< "/cases/N", for messages
+  CaseModel model;
+  std::string cluster;
+  std::int64_t gpus = 0, gpus_per_node = 0;
+  std::int64_t tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 1;
+  std::optional<int> zero_stage;
+  std::optional<bool> sequence_parallel;
+  std::optional<std::int64_t> micro_batch;
+  std::int64_t global_batch = 0, seq_len = 0;
+  std::optional<Recompute> recompute;  ///< automatic never appears here
+  std::optional<Dtype> precision;
+  double measured_s = 0;
+  std::vector<std::string> ignored;    ///< unknown top-level keys, reported not dropped silently
+};
+
+/// The whole file.
+struct ValidationFile {
+  std::string path;
+  std::vector<ValidationCase> cases;
+};
+
+/// Parses a validation file; throws SpecError (file + JSON pointer) on a malformed one.
+[[nodiscard]] ValidationFile parse_validation_file(const std::string& text, const std::string& file);
+/// Reads and parses a file.
+[[nodiscard]] ValidationFile load_validation_file(const std::string& path);
+
+/// A case turned into specs, with every assumption spelled out.
+struct ResolvedCase {
+  Model model;
+  Parallel par;
+  Training train;
+  bool auto_recompute = false;         ///< recompute was null: least that fits
+  std::vector<std::string> assumptions;
+};
+
+/// Applies the README's rules for nulls (recompute: least that fits; zero_stage: 1; sequence
+/// parallel: on when tp > 1; micro_batch: 1; precision: bf16) and infers the architecture
+/// family the 11 keys leave open from the activation (gelu: Megatron GPT; swiglu: Llama;
+/// squared_relu: Nemotron). Throws SpecError naming the case's pointer when the model is invalid.
+[[nodiscard]] ResolvedCase resolve_case(const ValidationCase& c, const std::string& file);
+
+}  // namespace dtsim::spec
