@@ -16,6 +16,8 @@ void add_show(CLI::App& app, Action& action);
 void add_simulate(CLI::App& app, Action& action);
 /// Registers `dtsim memory` (per-GPU memory breakdown and fits verdict).
 void add_memory(CLI::App& app, Action& action);
+/// Registers `dtsim validate FILE` (predicted vs measured step times).
+void add_validate(CLI::App& app, Action& action);
 /// Registers `dtsim collective`: predicted time and bus bandwidth of NCCL collectives.
 void add_collective(CLI::App& app, Action& action);
 

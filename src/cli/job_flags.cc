@@ -70,7 +70,7 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
   app.add_option("--gbs", f.gbs, "Global batch size (sequences)")->required()->check(CLI::Range(1, 1 << 30));
   app.add_option("--seq", f.seq, "Sequence length")->check(CLI::Range(1, 1 << 24));
   app.add_option("--precision", f.precision, "fp16|bf16|fp8");
-  app.add_option("--grad-dtype", f.grad_dtype, "fp32|fp16|bf16 gradient (and reduction) type");
+  app.add_option("--grad-dtype", f.grad_dtype, "fp32|fp16|bf16 gradient (and reduction) type (default: the profile's)");
   app.add_option("--optimizer", f.optimizer, "adam|sgd");
   app.add_option("--attention", f.attention, "flash|unfused (default: the calibration profile's)");
   app.add_option("--tp-comm-overlap", f.tp_comm_overlap, "on|off: TP collectives pipelined with GEMMs");
@@ -111,7 +111,10 @@ Job resolve_job(const JobFlags& f) {
   j.auto_recompute = j.train.recompute == spec::Recompute::automatic;
   if (j.auto_recompute) j.train.recompute = spec::Recompute::none;
   j.train.precision = parse_dtype("--precision", f.precision, true);
-  j.train.grad_dtype = parse_dtype("--grad-dtype", f.grad_dtype, false);
+  // Gradient type: the flag, else the software stack's (fp32 main grads, or the 16-bit type).
+  spec::Dtype sixteen = j.train.precision == spec::Dtype::fp16 ? spec::Dtype::fp16 : spec::Dtype::bf16;
+  j.train.grad_dtype = !f.grad_dtype.empty() ? parse_dtype("--grad-dtype", f.grad_dtype, false)
+                       : j.software.fp32_grads ? spec::Dtype::fp32 : sixteen;
   if (f.optimizer != "adam" && f.optimizer != "sgd")
     throw SpecError("--optimizer", "expected adam or sgd, got \"" + f.optimizer + "\"");
   j.train.optimizer = f.optimizer == "adam" ? spec::Optimizer::adam : spec::Optimizer::sgd;

@@ -23,7 +23,7 @@ struct JobFlags {
   int zero = 1;
   bool sp = false;
   std::int64_t mbs = 1, gbs = 0, seq = 2048;
-  std::string recompute = "none", precision = "bf16", grad_dtype = "fp32", optimizer = "adam";
+  std::string recompute = "none", precision = "bf16", grad_dtype, optimizer = "adam";
   std::string attention, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, schedule;
   std::vector<std::int64_t> stage_layers;
   bool json = false;

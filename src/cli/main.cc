@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   dtsim::cli::add_show(app, action);
   dtsim::cli::add_simulate(app, action);
   dtsim::cli::add_memory(app, action);
+  dtsim::cli::add_validate(app, action);
   dtsim::cli::add_collective(app, action);
   try {
     app.parse(argc, argv);

@@ -110,7 +110,7 @@ double gemm_efficiency(const spec::ComputeCalibration& cal, Dtype d, double m, d
     c = &cal.curve(d == Dtype::fp16 ? Dtype::bf16 : Dtype::fp16);
   if (c->max_efficiency <= 0) c = &cal.curve(Dtype::bf16);
   if (m <= 0 || n <= 0 || k <= 0) return c->max_efficiency;
-  return c->max_efficiency / (1.0 + c->m_half / m + c->n_half / n + c->k_half / k);
+  return c->max_efficiency * (m * n / (m * n + c->mn_half)) * (k / (k + c->k_half));
 }
 
 Seconds op_time(const Op& op, const ComputeContext& ctx) {

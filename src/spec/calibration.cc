@@ -20,8 +20,7 @@ double fraction(ObjectReader& r, const std::string& key) {
 GemmCurve read_curve(ObjectReader r) {
   GemmCurve c;
   c.max_efficiency = fraction(r, "max_efficiency");
-  c.m_half = r.positive("m_half", true);
-  c.n_half = r.positive("n_half", true);
+  c.mn_half = r.positive("mn_half", true);
   c.k_half = r.positive("k_half", true);
   r.finish();
   return c;
@@ -51,6 +50,7 @@ Software read_software(ObjectReader r) {
   s.tp_comm_overlap = r.boolean("tp_comm_overlap");
   s.overlap_grad_reduce = r.boolean("overlap_grad_reduce");
   s.overlap_param_gather = r.boolean("overlap_param_gather");
+  s.fp32_grads = r.boolean("fp32_grads");
   r.skip("notes");
   r.finish();
   return s;

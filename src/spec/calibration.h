@@ -10,14 +10,13 @@
 
 namespace dtsim::spec {
 
-/// GEMM efficiency as a fitted curve: eff(m,n,k) = max / (1 + m_half/m + n_half/n + k_half/k).
-/// Each *_half is the dimension at which that dimension alone costs a factor 2 (small tiles,
-/// wave quantisation); `max` is the large-GEMM fraction of peak.
+/// GEMM efficiency as a fitted curve: eff(m,n,k) = max * mn/(mn + mn_half) * k/(k + k_half).
+/// The first factor is output-tile parallelism (too few tiles leave SMs idle), the second the
+/// main-loop depth (short reductions pay the prologue/epilogue). calibration/README.md fits it.
 struct GemmCurve {
   double max_efficiency = 0.0;
-  double m_half = 0.0;
-  double n_half = 0.0;
-  double k_half = 0.0;
+  double mn_half = 0.0;  ///< output elements m*n at which tile parallelism halves efficiency
+  double k_half = 0.0;   ///< reduction depth at which the main loop halves efficiency
   bool operator==(const GemmCurve&) const = default;
 };
 
@@ -32,6 +31,7 @@ struct Software {
   bool tp_comm_overlap = false;       ///< TP all-gather/reduce-scatter pipelined with GEMMs (TE userbuffers)
   bool overlap_grad_reduce = true;    ///< DP gradient buckets reduced during the last backward
   bool overlap_param_gather = true;   ///< ZeRO-1/2 parameter all-gather overlapped with the next forward
+  bool fp32_grads = true;             ///< fp32 main grads reduced in fp32 (Megatron-LM), else 16-bit (NeMo)
   bool operator==(const Software&) const = default;
 };
 

@@ -1,0 +1,137 @@
+// `dtsim collective`: the predicted nccl-tests table (time, algbw, busbw, algorithm, protocol)
+// of one collective on a flat communicator, by message size.
+#include <cctype>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "core/errors.h"
+#include "cost/collective.h"
+#include "report/table.h"
+#include "spec/calibration.h"
+#include "spec/load.h"
+#include "topology/links.h"
+#include "topology/placement.h"
+
+namespace dtsim::cli {
+namespace {
+
+struct CollectiveArgs {
+  std::string cluster, op, calibration, min_bytes = "8", max_bytes = "8G";
+  std::int64_t gpus = 0;
+  std::int64_t ranks_per_node = 0;
+  bool json = false;
+};
+
+// "8", "64K", "1M", "8G": bytes, with K/M/G = 2^10/2^20/2^30 as nccl-tests -b/-e read them.
+std::int64_t parse_size(const std::string& text, const std::string& flag) {
+  std::size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  std::string suffix = text.substr(digits);
+  int shift = suffix.empty() ? 0 : suffix == "K" || suffix == "k" ? 10 : suffix == "M" || suffix == "m" ? 20
+                                 : suffix == "G" || suffix == "g" ? 30 : -1;
+  if (digits == 0 || digits > 12 || shift < 0)
+    throw SpecError(flag, "expected a byte count such as 8, 64K, 1M or 8G, got \"" + text + "\"");
+  std::int64_t v = std::stoll(text.substr(0, digits)) << shift;
+  if (v < 1) throw SpecError(flag, "expected at least 1 byte, got \"" + text + "\"");
+  return v;
+}
+
+// The communicator: --gpus ranks, --ranks-per-node of them per node (default: fill nodes).
+topology::GroupShape communicator(const spec::Cluster& c, const CollectiveArgs& a) {
+  std::int64_t g = c.gpus_per_node;
+  std::int64_t k = a.ranks_per_node > 0 ? a.ranks_per_node : std::min(a.gpus, g);
+  if (a.ranks_per_node == 0 && a.gpus % k != 0)
+    throw SpecError("--gpus", "expected a multiple of " + c.name + "'s gpus_per_node (" + std::to_string(g) +
+                                  ") or an explicit --ranks-per-node, got " + std::to_string(a.gpus));
+  if (k > std::min(a.gpus, g) || a.gpus % k != 0)
+    throw SpecError("--ranks-per-node", "expected a divisor of --gpus (" + std::to_string(a.gpus) +
+                                            ") no larger than gpus_per_node (" + std::to_string(g) + "), got " +
+                                            std::to_string(k));
+  if (a.gpus / k > topology::max_nodes(c))
+    throw SpecError("--gpus", "expected at most " + std::to_string(topology::max_nodes(c)) + " nodes of " +
+                                  std::to_string(k) + " ranks (the fabric's reach), got " + std::to_string(a.gpus));
+  return topology::flat_group_shape(c, a.gpus, k);
+}
+
+struct Row {
+  std::int64_t bytes = 0;
+  cost::CollectiveEstimate est;
+};
+
+std::string algorithm_name(cost::Collective op, const cost::CollectiveEstimate& e) {
+  if (op == cost::Collective::all_to_all || op == cost::Collective::send_recv) return "p2p";
+  return std::string(e.hierarchical ? "hierarchical+" : "") + spec::to_string(e.algo);
+}
+
+double algbw_gbps(const Row& r) {
+  return r.est.time.value() > 0 ? to_gbytes_per_s(Bytes(static_cast<double>(r.bytes)) / r.est.time) : 0.0;
+}
+
+std::string render_json(const CollectiveArgs& a, cost::Collective op, const topology::GroupShape& g,
+                        const std::vector<Row>& rows) {
+  nlohmann::json j{{"cluster", a.cluster}, {"op", cost::to_string(op)}, {"gpus", a.gpus},
+                   {"ranks_per_node", g.ranks_per_node}, {"nodes", g.nodes}, {"calibration", a.calibration}};
+  j["rows"] = nlohmann::json::array();
+  for (const Row& r : rows)
+    j["rows"].push_back({{"bytes", r.bytes}, {"time_us", to_us(r.est.time)}, {"algbw_GBps", algbw_gbps(r)},
+                         {"busbw_GBps", to_gbytes_per_s(r.est.bus_bandwidth)},
+                         {"algorithm", algorithm_name(op, r.est)},
+                         {"protocol", spec::to_string(r.est.protocol)}});
+  return j.dump(2) + "\n";
+}
+
+std::string render_text(const CollectiveArgs& a, cost::Collective op, const topology::GroupShape& g,
+                        const std::vector<Row>& rows) {
+  std::string out = std::string("# ") + cost::to_string(op) + " on " + a.cluster + " (calibration " + a.calibration +
+                    "): " + std::to_string(a.gpus) + " GPUs, " + std::to_string(g.ranks_per_node) + " per node, " +
+                    std::to_string(g.nodes) + (g.nodes == 1 ? " node" : " nodes") + "\n";
+  out += "# predicted; busbw = algbw x " + report::fixed(cost::bus_factor(op, a.gpus), 4) +
+         " (nccl-tests doc/PERFORMANCE.md)\n";
+  report::Table t({"size_B", "time_us", "algbw_GBps", "busbw_GBps", "algorithm", "protocol"});
+  for (const Row& r : rows)
+    t.add({std::to_string(r.bytes), report::fixed(to_us(r.est.time), 2), report::fixed(algbw_gbps(r), 2),
+           report::fixed(to_gbytes_per_s(r.est.bus_bandwidth), 2), algorithm_name(op, r.est),
+           spec::to_string(r.est.protocol)});
+  return out + t.render();
+}
+
+int run(CollectiveArgs a) {
+  std::optional<cost::Collective> op = cost::parse_collective(a.op);
+  if (!op)
+    throw SpecError("--op", "expected one of all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, "
+                            "send_recv, got \"" + a.op + "\"");
+  std::int64_t lo = parse_size(a.min_bytes, "--min-bytes"), hi = parse_size(a.max_bytes, "--max-bytes");
+  if (lo > hi)
+    throw SpecError("--min-bytes", "expected at most --max-bytes (" + std::to_string(hi) + "), got " + std::to_string(lo));
+  spec::Cluster c = spec::load_cluster(a.cluster);
+  if (a.calibration.empty()) a.calibration = c.calibration;
+  spec::Calibration cal = spec::load_calibration(a.calibration);
+  topology::GroupShape g = communicator(c, a);
+  std::vector<Row> rows;
+  for (std::int64_t s = lo; s <= hi; s *= 2)
+    rows.push_back({s, cost::collective_time(*op, Bytes(static_cast<double>(s)), g, c, cal.collectives)});
+  std::cout << (a.json ? render_json(a, *op, g, rows) : render_text(a, *op, g, rows));
+  return 0;
+}
+
+}  // namespace
+
+void add_collective(CLI::App& app, Action& action) {
+  auto args = std::make_shared<CollectiveArgs>();
+  CLI::App* cmd = app.add_subcommand("collective", "Predicted time and bus bandwidth of an NCCL collective by size");
+  cmd->add_option("--cluster", args->cluster, "Preset name (topologies/NAME.json) or file")->required();
+  cmd->add_option("--op", args->op, "all_reduce|all_gather|reduce_scatter|all_to_all|broadcast|send_recv")->required();
+  cmd->add_option("--gpus", args->gpus, "Ranks in the communicator")->required()->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--ranks-per-node", args->ranks_per_node, "Ranks per node (default: fill nodes)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--min-bytes", args->min_bytes, "Smallest size, 8 or with K/M/G (2^10/2^20/2^30) (default 8)");
+  cmd->add_option("--max-bytes", args->max_bytes, "Largest size; sizes double from --min-bytes (default 8G)");
+  cmd->add_option("--calibration", args->calibration, "Calibration profile (default: the cluster's)");
+  cmd->add_flag("--json", args->json, "Print one JSON object");
+  cmd->callback([args, &action] { action = [args] { return run(*args); }; });
+}
+
+}  // namespace dtsim::cli

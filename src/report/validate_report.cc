@@ -1,0 +1,83 @@
+#include "report/validate_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "report/table.h"
+
+namespace dtsim::report {
+namespace {
+
+nlohmann::json summary_json(const ErrorSummary& s) {
+  return {{"n", s.n}, {"mape", s.mape}, {"median_abs_pct", s.median_abs_pct}, {"max_abs_pct", s.max_abs_pct}};
+}
+
+std::string summary_line(const std::string& name, const ErrorSummary& s) {
+  return "  " + name + ": n=" + std::to_string(s.n) + "  mean |err| " + fixed(s.mape, 2) + "%  median |err| " +
+         fixed(s.median_abs_pct, 2) + "%  max |err| " + fixed(s.max_abs_pct, 2) + "%\n";
+}
+
+}  // namespace
+
+std::optional<double> CaseOutcome::error_pct() const {
+  if (!predicted_s) return std::nullopt;
+  return (*predicted_s - measured_s) / measured_s * 100.0;
+}
+
+ErrorSummary summarize(const std::vector<CaseOutcome>& cases) {
+  std::vector<double> errs;
+  for (const CaseOutcome& c : cases)
+    if (auto e = c.error_pct()) errs.push_back(std::fabs(*e));
+  ErrorSummary s;
+  s.n = errs.size();
+  if (errs.empty()) return s;
+  std::sort(errs.begin(), errs.end());
+  double sum = 0;
+  for (double e : errs) sum += e;
+  s.mape = sum / static_cast<double>(errs.size());
+  std::size_t mid = errs.size() / 2;
+  s.median_abs_pct = errs.size() % 2 ? errs[mid] : (errs[mid - 1] + errs[mid]) / 2;
+  s.max_abs_pct = errs.back();
+  return s;
+}
+
+std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bool verbose) {
+  std::map<std::string, std::vector<CaseOutcome>> by_tier;
+  for (const CaseOutcome& c : cases) by_tier[c.tier].push_back(c);
+  if (json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const CaseOutcome& c : cases) {
+      nlohmann::json j{{"id", c.id}, {"tier", c.tier}, {"measured_s", c.measured_s}, {"assumptions", c.assumptions},
+                       {"layout", c.layout}};
+      j["predicted_s"] = c.predicted_s ? nlohmann::json(*c.predicted_s) : nlohmann::json();
+      j["error_pct"] = c.error_pct() ? nlohmann::json(*c.error_pct()) : nlohmann::json();
+      if (!c.failure.empty()) j["reason"] = c.failure;
+      if (c.peak_gib) j["peak_gib"] = *c.peak_gib;
+      j["fits"] = c.fits;
+      arr.push_back(j);
+    }
+    nlohmann::json tiers;
+    for (const auto& [tier, cs] : by_tier) tiers[tier] = summary_json(summarize(cs));
+    return nlohmann::json{{"cases", arr}, {"summary", summary_json(summarize(cases))}, {"tiers", tiers}}.dump(2) + "\n";
+  }
+  Table t({"case", "tier", "measured s", "predicted s", "error"});
+  for (const CaseOutcome& c : cases)
+    t.add({c.id, c.tier, fixed(c.measured_s, 2), c.predicted_s ? fixed(*c.predicted_s, 2) : "-",
+           c.error_pct() ? (*c.error_pct() >= 0 ? "+" : "") + fixed(*c.error_pct(), 1) + "%" : c.failure});
+  std::string out = t.render() + "\nsummary\n";
+  for (const auto& [tier, cs] : by_tier) out += summary_line(tier.empty() ? "(no tier)" : tier, summarize(cs));
+  out += summary_line("all", summarize(cases));
+  if (verbose) {
+    out += "\nassumptions per case\n";
+    for (const CaseOutcome& c : cases) {
+      out += "  " + c.id + ": " + c.layout + "\n";
+      for (const std::string& a : c.assumptions) out += "    - " + a + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace dtsim::report

@@ -1,0 +1,143 @@
+#include <catch2/catch.hpp>
+
+#include <numeric>
+#include <stdexcept>
+
+#include "helpers.h"
+#include "spec/load.h"
+#include "topology/placement.h"
+
+using namespace dtsim;
+using topology::GroupKind;
+using topology::GroupShape;
+
+namespace {
+
+spec::Cluster h100() { return spec::load_cluster(test::source_path("topologies/dgx-h100.json")); }
+
+std::vector<std::int64_t> progression(std::int64_t first, std::int64_t stride, std::int64_t n) {
+  std::vector<std::int64_t> v;
+  for (std::int64_t i = 0; i < n; ++i) v.push_back(first + i * stride);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("topology::rank_coord: Megatron order tp, cp, dp, pp", "[topology]") {
+  // TP8 PP16 DP8 (1024 ranks): rank = tp + 8*(dp + 8*pp). 13 = 5 + 8*1 -> tp 5, dp 1, pp 0;
+  // 1023 = 7 + 8*(7 + 8*15); 77 = 5 + 8*(1 + 8*1).
+  spec::Parallel p{.tp = 8, .pp = 16, .dp = 8};
+  CHECK(topology::world_size(p) == 1024);
+  CHECK(topology::rank_coord(p, 13) == topology::RankCoord{.tp = 5, .cp = 0, .dp = 1, .pp = 0});
+  CHECK(topology::rank_coord(p, 1023) == topology::RankCoord{.tp = 7, .cp = 0, .dp = 7, .pp = 15});
+  CHECK(topology::rank_of(p, {.tp = 5, .dp = 1, .pp = 1}) == 77);
+  for (std::int64_t r = 0; r < 1024; ++r) REQUIRE(topology::rank_of(p, topology::rank_coord(p, r)) == r);
+  CHECK_THROWS_AS(topology::rank_coord(p, 1024), std::out_of_range);
+}
+
+TEST_CASE("topology::group_members: 1024 GPUs TP8 PP16 DP8", "[topology]") {
+  // TP fastest: rank 13's TP group is 8..15. DP stride tp = 8: base 13 - 1*8 = 5 -> 5, 13, ..., 61.
+  // PP stride tp*dp = 64: 13, 77, ..., 13 + 15*64 = 973.
+  spec::Parallel p{.tp = 8, .pp = 16, .dp = 8};
+  CHECK(topology::group_members(p, GroupKind::tp, 13) == progression(8, 1, 8));
+  CHECK(topology::group_members(p, GroupKind::dp, 13) == progression(5, 8, 8));
+  CHECK(topology::group_members(p, GroupKind::dp_cp, 13) == progression(5, 8, 8));  // cp = 1
+  CHECK(topology::group_members(p, GroupKind::pp, 13) == progression(13, 64, 16));
+  CHECK(topology::group_members(p, GroupKind::ep, 13) == std::vector<std::int64_t>{13});
+}
+
+TEST_CASE("topology::group_shape: 1024 GPUs TP8 PP16 DP8 on DGX H100", "[topology]") {
+  // 8-GPU nodes, 8 NICs one per GPU, leaves of radix 64 with 32 ports down (32 nodes per rail).
+  // TP: 8 consecutive ranks = one node. DP: stride 8 = one member per node, 8 consecutive
+  // nodes, under one leaf (8 <= 32): 1 level; every GPU is in some DP group, one GPU per NIC.
+  // PP neighbours: stride 64 ranks = 8 nodes apart, span 9 nodes, still one leaf.
+  spec::Cluster c = h100();
+  spec::Parallel p{.tp = 8, .pp = 16, .dp = 8};
+  CHECK(topology::group_shape(c, p, GroupKind::tp) == GroupShape{8, 8, 1, 0, 0});
+  CHECK(topology::group_shape(c, p, GroupKind::dp) == GroupShape{8, 1, 8, 1, 1});
+  CHECK(topology::group_shape(c, p, GroupKind::dp_cp) == GroupShape{8, 1, 8, 1, 1});
+  CHECK(topology::group_shape(c, p, GroupKind::pp) == GroupShape{2, 1, 2, 1, 1});
+  CHECK(topology::group_shape(c, p, GroupKind::cp) == GroupShape{});
+  CHECK(topology::group_shape(c, p, GroupKind::ep) == GroupShape{});
+}
+
+TEST_CASE("topology::group_shape: a DP group wider than one leaf climbs to the spine", "[topology]") {
+  // 16384 GPUs TP8 PP16 DP128: a DP group spans 128 nodes > 32 per leaf -> 2 levels.
+  spec::Parallel p{.tp = 8, .pp = 16, .dp = 128};
+  CHECK(topology::group_shape(h100(), p, GroupKind::dp) == GroupShape{128, 1, 128, 2, 1});
+}
+
+TEST_CASE("topology::group_members: CP and EP carved out of the data-parallel ranks", "[topology]") {
+  // TP2 CP2 DP4 PP4 EP4, 64 ranks: rank = tp + 2*(cp + 2*(dp + 4*pp)).
+  // Rank 13 = 1 + 2*(0 + 2*3): tp 1, cp 0, dp 3, pp 0.
+  // CP stride 2: {13, 15}. DP stride 4: base 13 - 3*4 = 1 -> 1, 5, 9, 13.
+  // dp_cp stride 2, 8 members: base 13 - 6*2 = 1 -> 1, 3, ..., 15.
+  // EP: j = cp + 2*dp = 6, blocks of 4 consecutive j -> j 4..7 -> ranks 1 + 2j = 9, 11, 13, 15.
+  spec::Parallel p{.tp = 2, .pp = 4, .dp = 4, .cp = 2, .ep = 4};
+  CHECK(topology::rank_coord(p, 13) == topology::RankCoord{.tp = 1, .cp = 0, .dp = 3, .pp = 0});
+  CHECK(topology::group_members(p, GroupKind::cp, 13) == std::vector<std::int64_t>{13, 15});
+  CHECK(topology::group_members(p, GroupKind::dp, 13) == progression(1, 4, 4));
+  CHECK(topology::group_members(p, GroupKind::dp_cp, 13) == progression(1, 2, 8));
+  CHECK(topology::group_members(p, GroupKind::ep, 13) == progression(9, 2, 4));
+  CHECK(topology::ep_index(p, 13) == 2);
+}
+
+TEST_CASE("topology::group_shape: CP and EP layouts on 8-GPU nodes", "[topology]") {
+  // Same job on DGX H100. CP {r, r+2}: one node. DP stride 4 x 4 = 16 ranks = 2 nodes, 2
+  // members per node. dp_cp stride 2 x 8 = 2 nodes, 4 per node. EP stride 2 x 4 = 8 ranks =
+  // one node. PP stride tp*cp*dp = 16 >= 8: neighbours 2 nodes apart, span 3.
+  spec::Cluster c = h100();
+  spec::Parallel p{.tp = 2, .pp = 4, .dp = 4, .cp = 2, .ep = 4};
+  CHECK(topology::group_shape(c, p, GroupKind::tp) == GroupShape{2, 2, 1, 0, 0});
+  CHECK(topology::group_shape(c, p, GroupKind::cp) == GroupShape{2, 2, 1, 0, 0});
+  CHECK(topology::group_shape(c, p, GroupKind::dp) == GroupShape{4, 2, 2, 1, 1});
+  CHECK(topology::group_shape(c, p, GroupKind::dp_cp) == GroupShape{8, 4, 2, 1, 1});
+  CHECK(topology::group_shape(c, p, GroupKind::ep) == GroupShape{4, 4, 1, 0, 0});
+  CHECK(topology::group_shape(c, p, GroupKind::pp) == GroupShape{2, 1, 2, 1, 1});
+}
+
+TEST_CASE("topology::group_shape: GPUs sharing a NIC", "[topology]") {
+  // 4 NICs per node, GPUs 2i and 2i+1 on NIC i: every DP group (one member per node, all
+  // groups talking at once) sees 2 GPUs per NIC.
+  spec::Cluster c = h100();
+  c.nics_per_node = 4;
+  c.gpu_to_nic = {0, 0, 1, 1, 2, 2, 3, 3};
+  spec::Parallel p{.tp = 8, .pp = 1, .dp = 4};
+  CHECK(topology::group_shape(c, p, GroupKind::dp).nic_sharing == 2);
+  // A flat communicator of 1 rank per node uses local GPU 0 only: its NIC is its own.
+  CHECK(topology::flat_group_shape(c, 4, 1) == GroupShape{4, 1, 4, 1, 1});
+  CHECK(topology::flat_group_shape(c, 16, 8) == GroupShape{16, 8, 2, 1, 2});
+}
+
+TEST_CASE("topology::group_shape: uneven layouts take the worst group", "[topology]") {
+  // TP3 DP4 = 12 ranks on 8-GPU nodes: TP groups {0,1,2} {3,4,5} {6,7,8} {9,10,11}; {6,7,8}
+  // straddles nodes 0 and 1 with one member on node 1: 2 nodes, 1 per node at the bottleneck.
+  spec::Parallel p{.tp = 3, .pp = 1, .dp = 4};
+  CHECK(topology::group_shape(h100(), p, GroupKind::tp) == GroupShape{3, 1, 2, 1, 1});
+}
+
+TEST_CASE("topology::pp_boundary_shape: only some stage boundaries cross nodes", "[topology]") {
+  // DP4 PP4 on 8-GPU nodes: stages of 4 ranks. Boundary 0 (0-3 -> 4-7) stays in node 0;
+  // boundary 1 (4-7 -> 8-11) crosses to node 1, one sender per NIC.
+  spec::Cluster c = h100();
+  spec::Parallel p{.tp = 1, .pp = 4, .dp = 4};
+  CHECK(topology::pp_boundary_shape(c, p, 0) == GroupShape{2, 2, 1, 0, 0});
+  CHECK(topology::pp_boundary_shape(c, p, 1) == GroupShape{2, 1, 2, 1, 1});
+  CHECK_THROWS_AS(topology::pp_boundary_shape(c, p, 3), std::out_of_range);
+  // The representative pp shape follows the stride rule: 4 < 8 -> inside a node.
+  CHECK(topology::group_shape(c, p, GroupKind::pp) == GroupShape{2, 2, 1, 0, 0});
+}
+
+TEST_CASE("topology::flat_group_shape: nccl-tests communicators", "[topology]") {
+  spec::Cluster c = h100();
+  CHECK(topology::flat_group_shape(c, 8, 8) == GroupShape{8, 8, 1, 0, 0});
+  CHECK(topology::flat_group_shape(c, 16, 8) == GroupShape{16, 8, 2, 1, 1});
+  CHECK_THROWS_AS(topology::flat_group_shape(c, 8, 3), std::invalid_argument);
+  CHECK_THROWS_AS(topology::flat_group_shape(c, 16, 16), std::invalid_argument);
+}
+
+TEST_CASE("topology::ep_index: ep must divide dp*cp", "[topology]") {
+  spec::Parallel p{.tp = 2, .pp = 1, .dp = 3, .ep = 2};
+  CHECK_THROWS_AS(topology::ep_index(p, 0), std::invalid_argument);
+  CHECK_THROWS_AS(topology::group_shape(h100(), p, GroupKind::ep), std::invalid_argument);
+}
