@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   dtsim::cli::add_simulate(app, action);
   dtsim::cli::add_memory(app, action);
   dtsim::cli::add_validate(app, action);
+  dtsim::cli::add_bench(app, action);
   dtsim::cli::add_collective(app, action);
   try {
     app.parse(argc, argv);

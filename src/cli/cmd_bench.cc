@@ -1,0 +1,84 @@
+// `dtsim bench`: speed figures measured in-process, as ratios against a baseline run in the
+// same process (targets live here, never in unit tests).
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "engine/analytical.h"
+#include "engine/simulate.h"
+#include "report/table.h"
+#include "spec/calibration.h"
+#include "spec/load.h"
+
+namespace dtsim::cli {
+namespace {
+
+struct BenchCase {
+  std::string name;
+  std::string model, cluster;
+  spec::Parallel par;
+  spec::Training train;
+};
+
+// Median wall time of `reps` simulations of `c` (specs loaded once, outside the timing).
+double time_simulate(const BenchCase& c, int reps) {
+  spec::Model m = spec::load_model(c.model);
+  spec::Cluster cl = spec::load_cluster(c.cluster);
+  spec::Calibration cal = spec::load_calibration(cl.calibration);
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    schedule::StepSpec s{&m, &cl, c.par, c.train, &cal, cal.software};
+    engine::AnalyticalNetwork net(cl, c.par, cal.collectives);
+    auto sim = engine::simulate_step(s, net);
+    if (sim.result.step_time.value() <= 0) throw std::logic_error("bench: empty simulation");
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+int run_bench(int reps) {
+  using report::fixed;
+  // Issue 4's speed case: Llama-3.1-405B on 16,384 H100s (Llama 3 paper Table 4 layout).
+  BenchCase big{"llama3-405b 16384 GPUs tp8 pp16 dp128", "llama3-405b", "dgx-h100",
+                {.tp = 8, .pp = 16, .dp = 128, .zero_stage = 1, .sequence_parallel = true},
+                {.micro_batch = 1, .global_batch = 2048, .seq_len = 8192, .recompute = spec::Recompute::full}};
+  // Same per-replica work at DP 8 and DP 128: cost must not grow with DP (DESIGN.md).
+  BenchCase dp8{"gpt3-175b tp8 pp16 dp8", "gpt3-175b", "dgx-a100", {.tp = 8, .pp = 16, .dp = 8, .zero_stage = 1},
+                {.micro_batch = 1, .global_batch = 8 * 64, .seq_len = 2048, .precision = spec::Dtype::fp16}};
+  BenchCase dp128 = dp8;
+  dp128.name = "gpt3-175b tp8 pp16 dp128";
+  dp128.par.dp = 128;
+  dp128.train.global_batch = 128 * 64;
+  double t_big = time_simulate(big, reps), t8 = time_simulate(dp8, reps), t128 = time_simulate(dp128, reps);
+  report::Table t({"simulate", "median wall (ms)"});
+  t.add({big.name, fixed(t_big * 1e3, 3)});
+  t.add({dp8.name, fixed(t8 * 1e3, 3)});
+  t.add({dp128.name, fixed(t128 * 1e3, 3)});
+  std::cout << t.render() << "\nratio dp128 / dp8 wall time: " << fixed(t128 / t8, 3) << " (target <= 1.5)\n"
+            << "405B on 16,384 GPUs: " << fixed(t_big * 1e3, 3) << " ms (target < 100 ms)\n"
+            << "peak resident memory of this process: " << fixed(peak_rss_mib(), 1) << " MiB (target < 256 MB)\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_bench(CLI::App& app, Action& action) {
+  auto reps = std::make_shared<int>(21);
+  CLI::App* b = app.add_subcommand("bench", "Measure simulation speed (ratios against in-process baselines)");
+  b->add_option("--reps", *reps, "Repetitions per case (median reported)")->check(CLI::Range(1, 10000));
+  b->callback([reps, &action] { action = [reps] { return run_bench(*reps); }; });
+}
+
+}  // namespace dtsim::cli
