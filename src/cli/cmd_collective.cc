@@ -1,8 +1,12 @@
 // `dtsim collective`: the predicted nccl-tests table (time, algbw, busbw, algorithm, protocol)
 // of one collective on a flat communicator, by message size.
+#include <algorithm>
 #include <cctype>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -34,9 +38,10 @@ std::int64_t parse_size(const std::string& text, const std::string& flag) {
                                  : suffix == "G" || suffix == "g" ? 30 : -1;
   if (digits == 0 || digits > 12 || shift < 0)
     throw SpecError(flag, "expected a byte count such as 8, 64K, 1M or 8G, got \"" + text + "\"");
-  std::int64_t v = std::stoll(text.substr(0, digits)) << shift;
-  if (v < 1) throw SpecError(flag, "expected at least 1 byte, got \"" + text + "\"");
-  return v;
+  std::int64_t v = std::stoll(text.substr(0, digits));
+  if (v < 1 || v > (std::int64_t{1} << 40) >> shift)
+    throw SpecError(flag, "expected a size from 1 byte to 1024G, got \"" + text + "\"");
+  return v << shift;
 }
 
 // The communicator: --gpus ranks, --ranks-per-node of them per node (default: fill nodes).
@@ -61,9 +66,15 @@ struct Row {
   cost::CollectiveEstimate est;
 };
 
+// "none" for a communicator of one rank, which moves nothing.
 std::string algorithm_name(cost::Collective op, const cost::CollectiveEstimate& e) {
+  if (e.time.value() <= 0) return "none";
   if (op == cost::Collective::all_to_all || op == cost::Collective::send_recv) return "p2p";
   return std::string(e.hierarchical ? "hierarchical+" : "") + spec::to_string(e.algo);
+}
+
+std::string protocol_name(const cost::CollectiveEstimate& e) {
+  return e.time.value() <= 0 ? "none" : spec::to_string(e.protocol);
 }
 
 double algbw_gbps(const Row& r) {
@@ -79,7 +90,7 @@ std::string render_json(const CollectiveArgs& a, cost::Collective op, const topo
     j["rows"].push_back({{"bytes", r.bytes}, {"time_us", to_us(r.est.time)}, {"algbw_GBps", algbw_gbps(r)},
                          {"busbw_GBps", to_gbytes_per_s(r.est.bus_bandwidth)},
                          {"algorithm", algorithm_name(op, r.est)},
-                         {"protocol", spec::to_string(r.est.protocol)}});
+                         {"protocol", protocol_name(r.est)}});
   return j.dump(2) + "\n";
 }
 
@@ -94,7 +105,7 @@ std::string render_text(const CollectiveArgs& a, cost::Collective op, const topo
   for (const Row& r : rows)
     t.add({std::to_string(r.bytes), report::fixed(to_us(r.est.time), 2), report::fixed(algbw_gbps(r), 2),
            report::fixed(to_gbytes_per_s(r.est.bus_bandwidth), 2), algorithm_name(op, r.est),
-           spec::to_string(r.est.protocol)});
+           protocol_name(r.est)});
   return out + t.render();
 }
 
@@ -105,7 +116,8 @@ int run(CollectiveArgs a) {
                             "send_recv, got \"" + a.op + "\"");
   std::int64_t lo = parse_size(a.min_bytes, "--min-bytes"), hi = parse_size(a.max_bytes, "--max-bytes");
   if (lo > hi)
-    throw SpecError("--min-bytes", "expected at most --max-bytes (" + std::to_string(hi) + "), got " + std::to_string(lo));
+    throw SpecError("--min-bytes",
+                    "expected at most --max-bytes (" + std::to_string(hi) + "), got " + std::to_string(lo));
   spec::Cluster c = spec::load_cluster(a.cluster);
   if (a.calibration.empty()) a.calibration = c.calibration;
   spec::Calibration cal = spec::load_calibration(a.calibration);

@@ -160,7 +160,8 @@ Pass p2p_pass(Collective op, double s, const GroupShape& g) {
   double n = static_cast<double>(g.ranks), k = static_cast<double>(g.ranks_per_node);
   bool multi = g.nodes > 1;
   if (op == Collective::send_recv)
-    return multi ? Pass{.inter_bytes = s, .lanes = 1.0, .inter_steps = 1.0} : Pass{.intra_bytes = s, .intra_steps = 1.0};
+    return multi ? Pass{.inter_bytes = s, .lanes = 1.0, .inter_steps = 1.0}
+                 : Pass{.intra_bytes = s, .intra_steps = 1.0};
   return {.intra_bytes = (k - 1.0) / n * s, .inter_bytes = multi ? k * (n - k) / n * s : 0.0, .lanes = k,
           .intra_steps = multi ? 0.0 : 1.0, .inter_steps = multi ? 1.0 : 0.0};
 }

@@ -38,15 +38,33 @@ class CommWindows {
   std::vector<std::pair<SimTime, SimTime>> windows_;
 };
 
-// Per task: unfinished dependencies plus an unfinished stream predecessor.
-std::vector<std::int32_t> initial_waits(const Graph& g, std::vector<std::vector<TaskId>>& dependents) {
-  const auto& tasks = g.tasks();
-  std::vector<std::int32_t> waiting(tasks.size(), 0);
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    for (TaskId d : tasks[i].deps) dependents[static_cast<std::size_t>(d)].push_back(static_cast<TaskId>(i));
-    waiting[i] = static_cast<std::int32_t>(tasks[i].deps.size()) + (g.position(static_cast<TaskId>(i)) > 0 ? 1 : 0);
+// Reverse edges in compressed rows: dependents of task t are pool[begin[t] .. begin[t+1]).
+struct Dependents {
+  std::vector<std::int32_t> begin;
+  std::vector<TaskId> pool;
+  [[nodiscard]] std::span<const TaskId> of(TaskId t) const {
+    auto i = static_cast<std::size_t>(t);
+    return {pool.data() + begin[i], static_cast<std::size_t>(begin[i + 1] - begin[i])};
   }
-  return waiting;
+};
+
+// Builds the reverse edges and, per task, unfinished dependencies plus an unfinished stream predecessor.
+Dependents reverse_edges(const Graph& g, std::vector<std::int32_t>& waiting) {
+  const std::size_t n = g.tasks().size();
+  Dependents d;
+  d.begin.assign(n + 1, 0);
+  waiting.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto deps = g.deps(static_cast<TaskId>(i));
+    for (TaskId x : deps) ++d.begin[static_cast<std::size_t>(x) + 1];
+    waiting[i] = static_cast<std::int32_t>(deps.size()) + (g.position(static_cast<TaskId>(i)) > 0 ? 1 : 0);
+  }
+  for (std::size_t i = 0; i < n; ++i) d.begin[i + 1] += d.begin[i];
+  d.pool.resize(static_cast<std::size_t>(d.begin[n]));
+  std::vector<std::int32_t> fill(d.begin.begin(), d.begin.end() - 1);
+  for (std::size_t i = 0; i < n; ++i)
+    for (TaskId x : g.deps(static_cast<TaskId>(i))) d.pool[static_cast<std::size_t>(fill[static_cast<std::size_t>(x)]++)] = static_cast<TaskId>(i);
+  return d;
 }
 
 }  // namespace
@@ -56,10 +74,12 @@ Timeline Simulator::run(const Graph& g) const {
   const std::size_t n = tasks.size();
   Timeline tl;
   tl.tasks.assign(n, {});
-  std::vector<std::vector<TaskId>> dependents(n);
-  std::vector<std::int32_t> waiting = initial_waits(g, dependents);
+  std::vector<std::int32_t> waiting;
+  Dependents dependents = reverse_edges(g, waiting);
   std::vector<SimTime> ready(n, 0);
-  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> queue;
+  std::vector<Pending> heap;
+  heap.reserve(g.streams().size() * 2 + 16);
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> queue(std::greater<>{}, std::move(heap));
   std::uint64_t seq = 0;
   for (std::size_t i = 0; i < n; ++i)
     if (waiting[i] == 0) queue.push({0, seq++, static_cast<TaskId>(i)});
@@ -75,7 +95,7 @@ Timeline Simulator::run(const Graph& g) const {
     queue.pop();
     const Task& task = tasks[static_cast<std::size_t>(p.task)];
     TaskTiming& timing = tl.tasks[static_cast<std::size_t>(p.task)];
-    SimTime d = task.duration();
+    SimTime d = g.duration(task);
     if (task.kind == TaskKind::comm) {
       timing.comm = to_sim_time(network_.time(task.comm));
       d += timing.comm;
@@ -90,7 +110,7 @@ Timeline Simulator::run(const Graph& g) const {
     const auto& stream = g.stream_tasks(task.stream);
     auto next = static_cast<std::size_t>(g.position(p.task)) + 1;
     if (next < stream.size()) release(stream[next], timing.end);
-    for (TaskId t : dependents[static_cast<std::size_t>(p.task)]) release(t, timing.end);
+    for (TaskId t : dependents.of(p.task)) release(t, timing.end);
   }
   if (done != n) throw std::logic_error("engine: dependency cycle, " + std::to_string(n - done) + " tasks never ran");
   return tl;
@@ -107,7 +127,7 @@ Breakdown attribute(const Graph& g, const Timeline& tl, schedule::StreamId strea
     if (t.start > cursor) {
       // The dependency that finished last is the one the stream waited for.
       TaskId binding = -1;
-      for (TaskId d : task.deps) {
+      for (TaskId d : g.deps(id)) {
         if (binding < 0 || tl.tasks[static_cast<std::size_t>(d)].end > tl.tasks[static_cast<std::size_t>(binding)].end)
           binding = d;
       }
@@ -123,7 +143,7 @@ Breakdown attribute(const Graph& g, const Timeline& tl, schedule::StreamId strea
         add(c, gap);
       }
     }
-    for (const schedule::Segment& s : task.segments) add(s.category, s.duration);
+    for (const schedule::Segment& s : g.segments(task)) add(s.category, s.duration);
     if (t.comm > 0) add(task.comm_category, t.comm);
     // Compute slowed by concurrent communication kernels is time lost to (mostly DP) communication.
     if (t.contention > 0) add(Category::dp_comm_exposed, t.contention);

@@ -122,7 +122,7 @@ std::string chrome_trace(const engine::Simulation& sim) {
     const auto& t = sim.timeline.tasks[i];
     if (t.end == t.start) continue;
     const auto& st = g.streams()[static_cast<std::size_t>(task.stream)];
-    events.push_back({{"ph", "X"}, {"name", task.name}, {"pid", st.rank}, {"tid", task.stream},
+    events.push_back({{"ph", "X"}, {"name", schedule::to_string(task.label)}, {"pid", st.rank}, {"tid", task.stream},
                       {"ts", static_cast<double>(t.start) * 1e-6}, {"dur", static_cast<double>(t.end - t.start) * 1e-6}});
   }
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n";

@@ -11,10 +11,23 @@ const char* to_string(Category c) {
   return kNames[static_cast<std::size_t>(c)];
 }
 
-SimTime Task::duration() const {
-  SimTime d = 0;
-  for (const Segment& s : segments) d += s.duration;
-  return d;
+std::string to_string(const Label& l) {
+  auto cm = [&l] { return "chunk " + std::to_string(l.chunk) + " mb " + std::to_string(l.microbatch); };
+  switch (l.kind) {
+    case Label::Kind::forward: return "F " + cm();
+    case Label::Kind::backward: return "B " + cm() + (l.part >= 0 ? " part " + std::to_string(l.part) : "");
+    case Label::Kind::send_activations: return "send activations " + cm();
+    case Label::Kind::send_gradients: return "send gradients " + cm();
+    case Label::Kind::grad_bucket: return "grad bucket " + std::to_string(l.part) + " chunk " + std::to_string(l.chunk);
+    case Label::Kind::grad_reduce: return "grad reduce chunk " + std::to_string(l.chunk);
+    case Label::Kind::param_gather: return "param all-gather chunk " + std::to_string(l.chunk);
+    case Label::Kind::tied_embedding: return "tied embedding grad all-reduce";
+    case Label::Kind::grad_norm: return "grad norm all-reduce";
+    case Label::Kind::optimizer: return "optimizer step";
+    case Label::Kind::step_end: return "step end";
+    case Label::Kind::other: break;
+  }
+  return "task";
 }
 
 StreamId Graph::add_stream(std::int32_t rank, std::string name) {
@@ -23,16 +36,45 @@ StreamId Graph::add_stream(std::int32_t rank, std::string name) {
   return static_cast<StreamId>(streams_.size() - 1);
 }
 
-TaskId Graph::add_task(Task task) {
+CostId Graph::add_cost(std::vector<Segment> segments) {
+  SimTime total = 0;
+  for (const Segment& s : segments) total += s.duration;
+  costs_.push_back(std::move(segments));
+  cost_total_.push_back(total);
+  return static_cast<CostId>(costs_.size() - 1);
+}
+
+void Graph::reserve(std::size_t tasks, std::size_t deps) {
+  tasks_.reserve(tasks);
+  position_.reserve(tasks);
+  dep_begin_.reserve(tasks + 1);
+  dep_pool_.reserve(deps);
+}
+
+TaskId Graph::add_task(const Task& task, std::span<const TaskId> deps) {
   auto id = static_cast<TaskId>(tasks_.size());
-  for (TaskId d : task.deps) {
+  for (TaskId d : deps) {
     if (d < 0 || d >= id) throw std::logic_error("schedule: dependency on a task not yet added");
   }
+  if (task.cost >= static_cast<CostId>(costs_.size())) throw std::logic_error("schedule: unknown cost id");
   auto& stream = order_.at(static_cast<std::size_t>(task.stream));
   position_.push_back(static_cast<std::int32_t>(stream.size()));
   stream.push_back(id);
-  tasks_.push_back(std::move(task));
+  if (dep_begin_.empty()) dep_begin_.push_back(0);
+  dep_pool_.insert(dep_pool_.end(), deps.begin(), deps.end());
+  dep_begin_.push_back(static_cast<std::int32_t>(dep_pool_.size()));
+  tasks_.push_back(task);
   return id;
+}
+
+std::span<const TaskId> Graph::deps(TaskId t) const {
+  auto i = static_cast<std::size_t>(t);
+  return {dep_pool_.data() + dep_begin_[i], static_cast<std::size_t>(dep_begin_[i + 1] - dep_begin_[i])};
+}
+
+std::span<const Segment> Graph::segments(const Task& t) const {
+  if (t.cost < 0) return {};
+  return costs_[static_cast<std::size_t>(t.cost)];
 }
 
 }  // namespace dtsim::schedule

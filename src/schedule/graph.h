@@ -2,6 +2,8 @@
 // The op graph of one training step: streams of representative ranks, tasks with
 // dependencies, and the categories step time splits into. Built by the schedule, run by the engine.
 #include <array>
+#include <initializer_list>
+#include <span>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -55,21 +57,36 @@ class CommPricer {
   [[nodiscard]] virtual Seconds time(const Comm& comm) const = 0;
 };
 
+/// What a task is, for traces and reports; the text is built only when asked for.
+struct Label {
+  enum class Kind : std::uint8_t {
+    forward, backward, send_activations, send_gradients, grad_bucket, grad_reduce, param_gather,
+    tied_embedding, grad_norm, optimizer, step_end, other
+  };
+  Kind kind = Kind::other;
+  std::int32_t chunk = -1;
+  std::int32_t microbatch = -1;
+  std::int32_t part = -1;
+};
+/// "F chunk 0 mb 3", "grad bucket 2", ...
+[[nodiscard]] std::string to_string(const Label& l);
+
+/// Index of an interned list of segments (a pass's busy time by category); -1 = none.
+using CostId = std::int32_t;
+
 /// One unit of work on one stream. A task starts when its stream's previous task and all its
 /// dependencies have finished; streams run their tasks in the order they were added.
 struct Task {
   StreamId stream = 0;
   TaskKind kind = TaskKind::compute;
-  std::vector<Segment> segments;      ///< busy time by category (compute tasks, markers)
+  CostId cost = -1;                   ///< busy time by category (compute tasks, markers)
   /// For comm tasks: what the network backend prices; the task's time goes to `comm_category`.
   Comm comm;
   Category comm_category = Category::dp_comm_exposed;
-  std::vector<TaskId> deps;
   /// How idle time on a stream is called when it waits for this task: pp_comm (a p2p transfer;
   /// the remainder of the wait is pp_bubble), dp_comm_exposed, pp_bubble, ...
   Category wait_category = Category::pp_bubble;
-  std::string name;                   ///< for traces: layer, micro-batch, collective
-  [[nodiscard]] SimTime duration() const;
+  Label label;
 };
 
 /// A stream of one representative rank (compute, or one NCCL communicator's stream).
@@ -78,25 +95,46 @@ struct Stream {
   std::string name;
 };
 
-/// Streams and tasks in issue order. Tasks may only depend on tasks added before them.
+/// Streams, tasks in issue order, their dependencies and interned costs. Tasks may only
+/// depend on tasks added before them. Flat storage: building a step allocates O(1) times per task.
 class Graph {
  public:
   /// Adds a stream for `rank`; returns its id.
   StreamId add_stream(std::int32_t rank, std::string name);
+  /// Interns a list of segments (one per distinct pass); returns its id.
+  CostId add_cost(std::vector<Segment> segments);
   /// Appends a task to its stream; throws std::logic_error on a dependency not yet added.
-  TaskId add_task(Task task);
+  TaskId add_task(const Task& task, std::span<const TaskId> deps = {});
+  TaskId add_task(const Task& task, std::initializer_list<TaskId> deps) {
+    return add_task(task, std::span<const TaskId>(deps.begin(), deps.size()));
+  }
+  /// Reserves room for `tasks` tasks and `deps` dependency edges.
+  void reserve(std::size_t tasks, std::size_t deps);
+
   [[nodiscard]] const std::vector<Task>& tasks() const { return tasks_; }
   [[nodiscard]] const std::vector<Stream>& streams() const { return streams_; }
   /// Tasks of stream `s` in issue order.
   [[nodiscard]] const std::vector<TaskId>& stream_tasks(StreamId s) const { return order_[static_cast<std::size_t>(s)]; }
   /// Index of task `t` in its stream.
   [[nodiscard]] std::int32_t position(TaskId t) const { return position_[static_cast<std::size_t>(t)]; }
+  /// Dependencies of task `t`.
+  [[nodiscard]] std::span<const TaskId> deps(TaskId t) const;
+  /// Busy segments of a task (empty for comm tasks and markers without a cost).
+  [[nodiscard]] std::span<const Segment> segments(const Task& t) const;
+  /// Sum of a task's segments.
+  [[nodiscard]] SimTime duration(const Task& t) const {
+    return t.cost < 0 ? 0 : cost_total_[static_cast<std::size_t>(t.cost)];
+  }
 
  private:
   std::vector<Stream> streams_;
   std::vector<std::vector<TaskId>> order_;
   std::vector<Task> tasks_;
   std::vector<std::int32_t> position_;
+  std::vector<std::int32_t> dep_begin_;  ///< tasks_.size() + 1 offsets into dep_pool_
+  std::vector<TaskId> dep_pool_;
+  std::vector<std::vector<Segment>> costs_;
+  std::vector<SimTime> cost_total_;
 };
 
 }  // namespace dtsim::schedule

@@ -1,6 +1,7 @@
 #include "schedule/step.h"
 
 #include <algorithm>
+#include <span>
 #include <stdexcept>
 
 #include "cost/compute.h"
@@ -38,6 +39,8 @@ class Builder {
   }
   double chunk_params(std::int64_t stage, std::int64_t chunk) const;
   PassCost pass_cost(std::int64_t stage, std::int64_t chunk, bool forward) const;
+  /// Interned cost of a (stage, chunk, direction) pass: computed once, shared by its micro-batches.
+  CostId pass_cost_id(std::int64_t stage, std::int64_t chunk, bool forward);
   bool try_add(std::int64_t stage, const PassRef& pass);
   void add_forward(std::int64_t stage, const PassRef& pass, TaskId pred_send);
   void add_backward(std::int64_t stage, const PassRef& pass, TaskId succ_send);
@@ -45,8 +48,12 @@ class Builder {
                        TaskId& last);
   void add_param_gathers();
   void finish_step();
-  TaskId comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category cat, std::vector<TaskId> deps,
-              std::string name);
+  TaskId comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category cat, std::span<const TaskId> deps,
+              Label label);
+  TaskId comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category cat, std::initializer_list<TaskId> deps,
+              Label label) {
+    return comm(stream, op, g, size, cat, std::span<const TaskId>(deps.begin(), deps.size()), label);
+  }
 
   const StepSpec& s_;
   const CommPricer& net_;
@@ -56,7 +63,15 @@ class Builder {
   std::vector<Streams> st_;
   std::vector<TaskId> fwd_send_, bwd_send_, fwd_task_, param_gather_;
   std::vector<std::vector<TaskId>> grad_done_;  // per stage: tasks the grad-norm sync waits for
+  std::vector<CostId> pass_costs_;               // per (stage, chunk, direction), -2 = not yet
+  Bytes p2p_bytes_;
 };
+
+CostId Builder::pass_cost_id(std::int64_t stage, std::int64_t chunk, bool forward) {
+  auto& id = pass_costs_[static_cast<std::size_t>((stage * v_ + chunk) * 2 + (forward ? 0 : 1))];
+  if (id == -2) id = out_.graph.add_cost(pass_cost(stage, chunk, forward).segments);
+  return id;
+}
 
 double Builder::chunk_params(std::int64_t stage, std::int64_t chunk) const {
   double p = cost::local_layer_params(*s_.model, s_.par).total() * static_cast<double>(layers(stage, chunk));
@@ -75,30 +90,27 @@ PassCost Builder::pass_cost(std::int64_t stage, std::int64_t chunk, bool forward
   return c;
 }
 
-TaskId Builder::comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category cat, std::vector<TaskId> deps,
-                     std::string name) {
-  Task t{.stream = stream, .kind = TaskKind::comm, .deps = std::move(deps), .wait_category = cat, .name = std::move(name)};
-  t.comm = Comm{op, g, size};
-  t.comm_category = cat;
-  return out_.graph.add_task(std::move(t));
+TaskId Builder::comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category cat, std::span<const TaskId> deps,
+                     Label label) {
+  Task t{.stream = stream, .kind = TaskKind::comm, .comm = Comm{op, g, size}, .comm_category = cat,
+         .wait_category = cat, .label = label};
+  return out_.graph.add_task(t, deps);
 }
 
 void Builder::add_forward(std::int64_t stage, const PassRef& pass, TaskId pred_send) {
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
-  Task t{.stream = ss.compute, .kind = TaskKind::compute,
-         .name = "F chunk " + std::to_string(pass.chunk) + " mb " + std::to_string(pass.microbatch)};
-  t.segments = pass_cost(stage, pass.chunk, true).segments;
-  if (pred_send >= 0) t.deps.push_back(pred_send);
-  if (pass.microbatch == 0 && !param_gather_.empty()) t.deps.push_back(param_gather_[static_cast<std::size_t>(stage * v_ + pass.chunk)]);
-  TaskId f = out_.graph.add_task(std::move(t));
+  auto chunk = static_cast<std::int32_t>(pass.chunk), mb = static_cast<std::int32_t>(pass.microbatch);
+  Task t{.stream = ss.compute, .kind = TaskKind::compute, .cost = pass_cost_id(stage, pass.chunk, true),
+         .label = {Label::Kind::forward, chunk, mb}};
+  TaskId deps[2];
+  std::size_t n = 0;
+  if (pred_send >= 0) deps[n++] = pred_send;
+  if (pass.microbatch == 0 && !param_gather_.empty()) deps[n++] = param_gather_[static_cast<std::size_t>(stage * v_ + pass.chunk)];
+  TaskId f = out_.graph.add_task(t, std::span<const TaskId>(deps, n));
   fwd_task_[idx(stage, pass.chunk, pass.microbatch)] = f;
-  if (vstage(stage, pass.chunk) + 1 < p_ * v_) {
-    cost::LayerShape sh = cost::layer_shape(*s_.model, s_.par, s_.train.micro_batch, s_.train.seq_len);
-    // Megatron sends b*s/cp x h activations, split over the TP ranks (SP, or SC'21's scatter-gather).
-    Bytes act = bytes(sh.tokens * sh.hidden * 2.0 / sh.tp);
-    fwd_send_[idx(stage, pass.chunk, pass.microbatch)] =
-        comm(ss.pp_fwd, Comm::Op::send_recv, Group::pp, act, Category::pp_comm, {f}, "send activations");
-  }
+  if (vstage(stage, pass.chunk) + 1 < p_ * v_)
+    fwd_send_[idx(stage, pass.chunk, pass.microbatch)] = comm(ss.pp_fwd, Comm::Op::send_recv, Group::pp, p2p_bytes_,
+                                                              Category::pp_comm, {f}, {Label::Kind::send_activations, chunk, mb});
 }
 
 void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, const PassCost& cost, std::vector<TaskId>& deps,
@@ -106,42 +118,45 @@ void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, const Pass
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
   double params = chunk_params(stage, chunk);
   bool overlap = s_.software.overlap_grad_reduce;
-  std::int64_t buckets = (overlap && chunk == 0) ? std::max<std::int64_t>(1, static_cast<std::int64_t>(params / bucket_params(s_.par))) : 1;
+  std::int64_t buckets =
+      (overlap && chunk == 0) ? std::max<std::int64_t>(1, static_cast<std::int64_t>(params / bucket_params(s_.par))) : 1;
   Comm::Op op = zero_sharded_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce;
   Bytes size = bytes(params / static_cast<double>(buckets) * spec::dtype_bytes(s_.train.grad_dtype));
   // The last backward is split into one piece per bucket; a bucket reduces once its piece is done.
+  std::vector<Segment> first, rest;
+  for (const Segment& seg : cost.segments) {
+    first.push_back({seg.category, seg.duration / buckets + seg.duration % buckets});
+    rest.push_back({seg.category, seg.duration / buckets});
+  }
+  CostId first_id = out_.graph.add_cost(std::move(first)), rest_id = buckets > 1 ? out_.graph.add_cost(std::move(rest)) : first_id;
+  auto c = static_cast<std::int32_t>(chunk), mb = static_cast<std::int32_t>(m_ - 1);
   for (std::int64_t k = 0; k < buckets; ++k) {
-    Task piece{.stream = ss.compute, .kind = TaskKind::compute, .deps = deps,
-               .name = "B chunk " + std::to_string(chunk) + " mb " + std::to_string(m_ - 1) + " part " + std::to_string(k)};
-    for (const Segment& seg : cost.segments)
-      piece.segments.push_back({seg.category, seg.duration / buckets + (k == 0 ? seg.duration % buckets : 0)});
-    last = out_.graph.add_task(std::move(piece));
+    Task piece{.stream = ss.compute, .kind = TaskKind::compute, .cost = k == 0 ? first_id : rest_id,
+               .label = {Label::Kind::backward, c, mb, static_cast<std::int32_t>(k)}};
+    last = out_.graph.add_task(piece, deps);
     deps.clear();
     if (overlap)
-      grad_done_[static_cast<std::size_t>(stage)].push_back(
-          comm(ss.dp, op, Group::dp_cp, size, Category::dp_comm_exposed, {last}, "grad bucket " + std::to_string(k)));
+      grad_done_[static_cast<std::size_t>(stage)].push_back(comm(ss.dp, op, Group::dp_cp, size, Category::dp_comm_exposed,
+                                                                 {last}, {Label::Kind::grad_bucket, c, -1, static_cast<std::int32_t>(k)}));
   }
 }
 
 void Builder::add_backward(std::int64_t stage, const PassRef& pass, TaskId succ_send) {
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
-  PassCost cost = pass_cost(stage, pass.chunk, false);
+  auto chunk = static_cast<std::int32_t>(pass.chunk), mb = static_cast<std::int32_t>(pass.microbatch);
   std::vector<TaskId> deps;
   if (succ_send >= 0) deps.push_back(succ_send);
   TaskId last = -1;
   if (pass.microbatch == m_ - 1 && s_.par.dp * s_.par.cp > 1) {
-    add_grad_reduce(stage, pass.chunk, cost, deps, last);
+    add_grad_reduce(stage, pass.chunk, pass_cost(stage, pass.chunk, false), deps, last);
   } else {
-    Task t{.stream = ss.compute, .kind = TaskKind::compute, .segments = cost.segments, .deps = deps,
-           .name = "B chunk " + std::to_string(pass.chunk) + " mb " + std::to_string(pass.microbatch)};
-    last = out_.graph.add_task(std::move(t));
+    Task t{.stream = ss.compute, .kind = TaskKind::compute, .cost = pass_cost_id(stage, pass.chunk, false),
+           .label = {Label::Kind::backward, chunk, mb}};
+    last = out_.graph.add_task(t, deps);
   }
   if (vstage(stage, pass.chunk) > 0)
-    bwd_send_[idx(stage, pass.chunk, pass.microbatch)] =
-        comm(ss.pp_bwd, Comm::Op::send_recv, Group::pp,
-             bytes(cost::layer_shape(*s_.model, s_.par, s_.train.micro_batch, s_.train.seq_len).tokens *
-                   static_cast<double>(s_.model->hidden) * 2.0 / static_cast<double>(s_.par.tp)),
-             Category::pp_comm, {last}, "send gradients");
+    bwd_send_[idx(stage, pass.chunk, pass.microbatch)] = comm(ss.pp_bwd, Comm::Op::send_recv, Group::pp, p2p_bytes_,
+                                                              Category::pp_comm, {last}, {Label::Kind::send_gradients, chunk, mb});
   if (pass.microbatch == m_ - 1 && pass.chunk == 0) grad_done_[static_cast<std::size_t>(stage)].push_back(last);
 }
 
@@ -175,7 +190,7 @@ void Builder::add_param_gathers() {
     for (std::int64_t c = 0; c < v_; ++c)
       param_gather_[static_cast<std::size_t>(i * v_ + c)] =
           comm(st_[static_cast<std::size_t>(i)].dp, Comm::Op::all_gather, Group::dp_cp, bytes(chunk_params(i, c) * 2.0),
-               Category::dp_comm_exposed, {}, "param all-gather chunk " + std::to_string(c));
+               Category::dp_comm_exposed, {}, {Label::Kind::param_gather, static_cast<std::int32_t>(c)});
 }
 
 void Builder::finish_step() {
@@ -190,7 +205,7 @@ void Builder::finish_step() {
       for (std::int64_t c = 0; c < v_; ++c)
         done.push_back(comm(ss.dp, zero_sharded_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce, Group::dp_cp,
                             bytes(chunk_params(i, c) * spec::dtype_bytes(s_.train.grad_dtype)),
-                            Category::dp_comm_exposed, {last_b}, "grad reduce chunk " + std::to_string(c)));
+                            Category::dp_comm_exposed, {last_b}, {Label::Kind::grad_reduce, static_cast<std::int32_t>(c)}));
     }
     if (tied_copy && (i == 0 || i == p_ - 1)) {
       // The first and last stages sum their copies of the tied embedding's gradient.
@@ -198,7 +213,7 @@ void Builder::finish_step() {
                     static_cast<double>(s_.model->hidden);
       done.push_back(comm(ss.dp, Comm::Op::all_reduce, Group::pp_ends,
                           bytes(rows * spec::dtype_bytes(s_.train.grad_dtype)), Category::dp_comm_exposed, {last_b},
-                          "tied embedding grad all-reduce"));
+                          {Label::Kind::tied_embedding}));
     }
     done.push_back(last_b);
     sync_deps.insert(sync_deps.end(), done.begin(), done.end());
@@ -206,20 +221,22 @@ void Builder::finish_step() {
   for (std::int64_t i = 0; i < p_; ++i) {
     const Streams& ss = st_[static_cast<std::size_t>(i)];
     // Gradient-norm clipping all-reduces one value over the model-parallel ranks: a global sync.
-    comm(ss.compute, Comm::Op::all_reduce, Group::model, bytes(8), Category::other, sync_deps, "grad norm all-reduce");
+    comm(ss.compute, Comm::Op::all_reduce, Group::model, bytes(8), Category::other, sync_deps, {Label::Kind::grad_norm});
     double params = cost::local_layer_params(*s_.model, s_.par).total() *
                         static_cast<double>(out_.stage_layers[static_cast<std::size_t>(i)]) +
                     cost::non_layer_params(*s_.model, s_.par, i);
     double owned = params / (s_.par.zero_stage >= 1 ? dp : 1.0);
-    Task opt{.stream = ss.compute, .kind = TaskKind::compute, .name = "optimizer step"};
     cost::ComputeContext ctx{&s_.cluster->gpu, &s_.cal->compute, s_.train.precision};
-    opt.segments.push_back({Category::optimizer, to_sim_time(cost::op_time(cost::optimizer_op(owned, s_.train.optimizer), ctx))});
-    TaskId o = out_.graph.add_task(std::move(opt));
-    Task end{.stream = ss.compute, .kind = TaskKind::marker, .name = "step end"};
+    Seconds opt_time = cost::op_time(cost::optimizer_op(owned, s_.train.optimizer), ctx);
+    Task opt{.stream = ss.compute, .kind = TaskKind::compute,
+             .cost = out_.graph.add_cost({{Category::optimizer, to_sim_time(opt_time)}}), .label = {Label::Kind::optimizer}};
+    TaskId o = out_.graph.add_task(opt);
+    Task end{.stream = ss.compute, .kind = TaskKind::marker, .label = {Label::Kind::step_end}};
     if (zero_sharded_ && s_.par.zero_stage < 3 && !s_.software.overlap_param_gather && dp > 1)
-      end.deps.push_back(comm(ss.dp, Comm::Op::all_gather, Group::dp_cp, bytes(params * 2.0), Category::dp_comm_exposed,
-                              {o}, "param all-gather"));
-    out_.end.push_back(out_.graph.add_task(std::move(end)));
+      out_.end.push_back(out_.graph.add_task(end, {comm(ss.dp, Comm::Op::all_gather, Group::dp_cp, bytes(params * 2.0),
+                                                        Category::dp_comm_exposed, {o}, {Label::Kind::param_gather})}));
+    else
+      out_.end.push_back(out_.graph.add_task(end));
   }
 }
 
@@ -241,6 +258,13 @@ StepGraph Builder::build() {
   bwd_send_.assign(n, -1);
   fwd_task_.assign(n, -1);
   grad_done_.assign(static_cast<std::size_t>(p_), {});
+  pass_costs_.assign(static_cast<std::size_t>(p_ * v_ * 2), -2);
+  {
+    cost::LayerShape sh = cost::layer_shape(*s_.model, s_.par, s_.train.micro_batch, s_.train.seq_len);
+    // Megatron sends b*s/cp x h activations, split over the TP ranks (SP, or SC'21's scatter-gather).
+    p2p_bytes_ = bytes(sh.tokens * sh.hidden * 2.0 / sh.tp);
+  }
+  out_.graph.reserve(n * 4 + static_cast<std::size_t>(p_) * 64, n * 5 + static_cast<std::size_t>(p_ * p_) * 8);
   add_param_gathers();
   auto schedule = default_schedule(s_.par);
   std::vector<std::vector<PassRef>> order;

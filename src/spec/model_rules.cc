@@ -1,26 +1,36 @@
 #include "spec/model_rules.h"
 
+#include <initializer_list>
 #include <string>
 
 namespace dtsim::spec {
+namespace {
+
+// The key the file itself uses for a field: dtsim's name first, then Hugging Face spellings.
+std::string key(const ObjectReader& r, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (r.has(n)) return n;
+  return *names.begin();
+}
+
+}  // namespace
 
 void check_model(Model& m, const ObjectReader& r) {
-  const std::string kv_key = r.has("kv_heads") ? "kv_heads" : "num_key_value_heads";
+  std::string heads = key(r, {"heads", "num_attention_heads", "n_head"});
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
-    r.fail(kv_key, "expected a divisor of heads (" + std::to_string(m.heads) + "), got " +
-                       std::to_string(m.kv_heads));
+    r.fail(key(r, {"kv_heads", "num_key_value_heads"}),
+           "expected a divisor of heads (" + std::to_string(m.heads) + "), got " + std::to_string(m.kv_heads));
   if (m.head_dim == 0) {
     if (m.hidden % m.heads != 0)
-      r.fail(r.has("heads") ? "heads" : "num_attention_heads",
-             "expected a divisor of hidden (" + std::to_string(m.hidden) + ") or an explicit head_dim, got " +
-                 std::to_string(m.heads));
+      r.fail(heads, "expected a divisor of hidden (" + std::to_string(m.hidden) + ") or an explicit head_dim, got " +
+                        std::to_string(m.heads));
     m.head_dim = m.hidden / m.heads;
   }
   if (m.position_embedding == PositionEmbedding::learned && m.max_position == 0)
-    r.fail("max_position", "missing required key (position_embedding is \"learned\")");
+    r.fail(key(r, {"max_position", "n_positions"}), "missing required key (position_embedding is \"learned\")");
   if (m.is_moe() && m.moe_topk > m.moe_experts)
-    r.fail("moe_topk", "expected at most moe_experts (" + std::to_string(m.moe_experts) + "), got " +
-                           std::to_string(m.moe_topk));
+    r.fail(key(r, {"moe_topk", "num_experts_per_tok"}),
+           "expected at most moe_experts (" + std::to_string(m.moe_experts) + "), got " + std::to_string(m.moe_topk));
 }
 
 }  // namespace dtsim::spec

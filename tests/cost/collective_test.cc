@@ -4,6 +4,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -259,7 +263,8 @@ std::vector<Published> published_all_reduce(const nlohmann::json& cases, const s
         c.at("collective").get<std::string>().rfind("all_reduce", 0) != 0)
       continue;
     double s = c.at("message_bytes"), f = cost::bus_factor(Collective::all_reduce, c.at("gpus_per_node"));
-    double busbw = c.at("busbw_GBps"), t = c.at("time_us").is_null() ? s * f / (busbw * 1e3) : c.at("time_us").get<double>();
+    double busbw = c.at("busbw_GBps");
+    double t = c.at("time_us").is_null() ? s * f / (busbw * 1e3) : c.at("time_us").get<double>();
     out.push_back({id, s, t, busbw});
   }
   return out;
@@ -334,7 +339,8 @@ TEST_CASE("cost::collective_time: NDR per-NIC figures across nodes", "[cost]") {
 }
 
 TEST_CASE("cli collective: JSON table end to end", "[cli]") {
-  auto r = test::run_dtsim("collective --cluster dgx-h100 --op all_reduce --gpus 16 --min-bytes 1M --max-bytes 4M --json");
+  auto r = test::run_dtsim(
+      "collective --cluster dgx-h100 --op all_reduce --gpus 16 --min-bytes 1M --max-bytes 4M --json");
   REQUIRE(r.status == 0);
   auto j = nlohmann::json::parse(r.out);
   CHECK(j.at("cluster") == "dgx-h100");

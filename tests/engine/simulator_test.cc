@@ -11,10 +11,9 @@ struct NoNetwork final : engine::NetworkBackend {
   Seconds time(const Comm& c) const override { return Seconds(c.size.value() * 1e-9); }  // 1 GB/s
 };
 
-Task compute(StreamId s, SimTime d, std::vector<TaskId> deps = {}) {
-  Task t{.stream = s, .kind = TaskKind::compute, .deps = std::move(deps)};
-  t.segments.push_back({Category::compute, d});
-  return t;
+TaskId compute(Graph& g, StreamId s, SimTime d, std::vector<TaskId> deps = {}) {
+  Task t{.stream = s, .kind = TaskKind::compute, .cost = g.add_cost({{Category::compute, d}})};
+  return g.add_task(t, deps);
 }
 
 }  // namespace
@@ -22,9 +21,9 @@ Task compute(StreamId s, SimTime d, std::vector<TaskId> deps = {}) {
 TEST_CASE("engine::Simulator: streams serialise, dependencies gate", "[engine]") {
   Graph g;
   StreamId a = g.add_stream(0, "compute"), b = g.add_stream(1, "compute");
-  TaskId a1 = g.add_task(compute(a, 100));
-  TaskId a2 = g.add_task(compute(a, 50));
-  TaskId b1 = g.add_task(compute(b, 10, {a1}));
+  TaskId a1 = compute(g, a, 100);
+  TaskId a2 = compute(g, a, 50);
+  TaskId b1 = compute(g, b, 10, {a1});
   NoNetwork net;
   auto tl = engine::Simulator(net, 0.0).run(g);
   CHECK(tl.tasks[static_cast<std::size_t>(a2)].start == 100);
@@ -42,7 +41,7 @@ TEST_CASE("engine::Simulator: overlapped communication slows compute", "[engine]
   Task comm{.stream = d, .kind = TaskKind::comm};
   comm.comm = Comm{Comm::Op::all_reduce, Group::dp, bytes(1000)};  // 1000 ns = 1e6 ticks at 1 GB/s
   g.add_task(comm);
-  TaskId work = g.add_task(compute(c, 2'000'000));
+  TaskId work = compute(g, c, 2'000'000);
   NoNetwork net;
   auto tl = engine::Simulator(net, 0.1).run(g);
   // The comm covers the first 1e6 ticks of the 2e6-tick compute: 10% of 1e6 extra.
@@ -57,7 +56,7 @@ TEST_CASE("engine::Simulator: same input, same output", "[engine]") {
   for (int k = 0; k < 200; ++k) {
     std::vector<TaskId> deps;
     if (prev >= 0) deps.push_back(prev);
-    prev = g.add_task(compute(s[static_cast<std::size_t>(k % 4)], 10 + k % 7, k % 3 == 0 ? deps : std::vector<TaskId>{}));
+    prev = compute(g, s[static_cast<std::size_t>(k % 4)], 10 + k % 7, k % 3 == 0 ? deps : std::vector<TaskId>{});
   }
   NoNetwork net;
   auto t1 = engine::Simulator(net, 0.05).run(g), t2 = engine::Simulator(net, 0.05).run(g);
@@ -68,5 +67,5 @@ TEST_CASE("engine::Simulator: same input, same output", "[engine]") {
 TEST_CASE("engine::Simulator: a dependency cycle cannot be built", "[engine]") {
   Graph g;
   StreamId a = g.add_stream(0, "compute");
-  CHECK_THROWS_AS(g.add_task(compute(a, 1, {5})), std::logic_error);
+  CHECK_THROWS_AS(compute(g, a, 1, {5}), std::logic_error);
 }

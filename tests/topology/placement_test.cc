@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include <numeric>
 #include <stdexcept>
+#include <vector>
 
 #include "helpers.h"
 #include "spec/load.h"

@@ -1,0 +1,250 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "helpers.h"
+
+using dtsim::test::run_dtsim;
+using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
+using Catch::Matchers::StartsWith;
+using Catch::Matchers::WithinRel;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The Megatron-LM README's GPT-3 175B job: 1024 A100s, TP 8, PP 16 (so DP 8), gbs 1536, seq 2048.
+const std::string kReadmeJob =
+    "--model gpt3-175b --cluster dgx-a100 --gpus 1024 --tp 8 --pp 16 --gbs 1536 --seq 2048 --precision fp16";
+
+std::string fixture(const std::string& name) {
+  return "'" + dtsim::test::source_path("tests/fixtures/hf/" + name + "/config.json") + "'";
+}
+
+// A scratch directory of this process, removed at exit of the test case.
+struct TempDir {
+  fs::path dir = fs::temp_directory_path() / ("dtsim_cli_test_" + std::to_string(getpid()));
+  TempDir() { fs::create_directories(dir); }
+  ~TempDir() { fs::remove_all(dir); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  }
+};
+
+// GPT-3 175B (Brown et al. 2020, Table 2.1) in dtsim's model format, one key replaced.
+std::string gpt3(const std::string& from = "", const std::string& to = "") {
+  std::string s = R"({"name": "GPT-3 175B", "layers": 96, "hidden": 12288, "heads": 96, "kv_heads": 96,
+    "ffn_hidden": 49152, "activation": "gelu", "vocab": 51200, "position_embedding": "learned",
+    "max_position": 2048, "tied_embeddings": true, "norm": "layernorm", "linear_bias": "all"})";
+  if (!from.empty()) s.replace(s.find(from), from.size(), to);
+  return s;
+}
+
+json run_json(const std::string& args) {
+  auto r = run_dtsim(args);
+  INFO("dtsim " << args << "\nstderr: " << r.err);
+  REQUIRE(r.status == 0);
+  REQUIRE(r.err.empty());
+  return json::parse(r.out);  // throws unless stdout is exactly one JSON document
+}
+
+// Bad input: status 2, nothing on stdout, exactly one line on stderr.
+template <class Matcher>
+void check_bad(const std::string& args, const Matcher& line) {
+  auto r = run_dtsim(args);
+  INFO("dtsim " << args);
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_THAT(r.err, line);
+}
+
+}  // namespace
+
+TEST_CASE("cli show model: parameter counts of presets and Hugging Face configs", "[cli]") {
+  // GPT-3 175B: Megatron's count 174.6B (derived in tests/cost/model_stats_test.cc); Brown et al.
+  // 2020 Table 2.1 rounds to 175.0B.
+  CHECK_THAT(run_json("show model gpt3-175b --json").at("parameters").get<double>(), WithinRel(174.6e9, 0.01));
+  // Llama-3-70B: 70.55B (Meta Llama 3 model card / Hugging Face hub count).
+  CHECK_THAT(run_json("show model llama3-70b --json").at("parameters").get<double>(), WithinRel(70.55e9, 0.01));
+  // Llama-3-8B 8.03B (Meta); Mixtral 8x7B 46.7B total, 12.9B active (Mistral AI announcement).
+  CHECK_THAT(run_json("show model " + fixture("llama3-8b") + " --json").at("parameters").get<double>(),
+             WithinRel(8.03e9, 0.01));
+  json mixtral = run_json("show model " + fixture("mixtral-8x7b") + " --json");
+  CHECK_THAT(mixtral.at("parameters").get<double>(), WithinRel(46.7e9, 0.01));
+  CHECK_THAT(mixtral.at("active_parameters").get<double>(), WithinRel(12.9e9, 0.01));
+}
+
+TEST_CASE("cli show cluster: 1024 GPUs of dgx-a100 are 128 nodes", "[cli]") {
+  json c = run_json("show cluster dgx-a100 --gpus 1024 --json");
+  CHECK(c.at("nodes") == 128);  // 1024 / 8 GPUs per DGX A100
+  CHECK(c.at("gpus_per_node") == 8);
+  // Quantum HDR radix 40: 20 nodes under a leaf, so 128 nodes cross the spine (2 levels).
+  CHECK(c.at("fabric_levels_used") == 2);
+}
+
+TEST_CASE("cli simulate --json: the Megatron-LM README job", "[cli]") {
+  json j = run_json("simulate " + kReadmeJob + " --json");
+  double step = j.at("step_time_s").get<double>();
+  REQUIRE(step > 0);
+  // Throughput is the batch over the step: 1536 sequences * 2048 tokens.
+  CHECK_THAT(j.at("tokens_per_s").get<double>(), WithinRel(1536.0 * 2048.0 / step, 1e-9));
+  // Model FLOPs (SC'21 eq. 3 without the recompute pass: 72 B s l h^2 (1 + s/6h + V/12lh)),
+  // B 1536, s 2048, l 96, h 12288, V 51200, spread over 1024 GPUs and one step.
+  double B = 1536, s = 2048, l = 96, h = 12288, V = 51200;
+  double step_flops = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  CHECK_THAT(j.at("model_tflops_per_gpu").get<double>(), WithinRel(step_flops / step / 1024 / 1e12, 1e-9));
+  // MFU against the A100's dense fp16 peak, 312 TFLOP/s (A100 datasheet).
+  CHECK_THAT(j.at("mfu").get<double>(), WithinRel(j.at("model_tflops_per_gpu").get<double>() / 312.0, 1e-9));
+  CHECK(j.at("mfu").get<double>() < 1.0);
+  CHECK(j.at("memory").at("peak_bytes_per_gpu").get<double>() > 0);
+  CHECK(j.at("memory").at("fits").is_boolean());
+  // DESIGN.md's ten categories, and nothing else, sum to the step time.
+  const char* categories[] = {"compute", "recompute", "tp_comm", "cp_comm", "ep_comm",
+                              "pp_comm", "pp_bubble", "dp_comm_exposed", "optimizer", "other"};
+  const json& b = j.at("breakdown");
+  CHECK(b.size() == 10);
+  double sum = 0;
+  for (const char* c : categories) {
+    INFO(c);
+    REQUIRE(b.contains(c));
+    CHECK(b.at(c).get<double>() >= 0);
+    sum += b.at(c).get<double>();
+  }
+  CHECK_THAT(sum, WithinRel(step, 1e-9));
+  // No recompute, CP or experts in this job; PP 16 has a bubble.
+  CHECK(b.at("recompute").get<double>() == 0);
+  CHECK(b.at("cp_comm").get<double>() == 0);
+  CHECK(b.at("ep_comm").get<double>() == 0);
+  CHECK(b.at("pp_bubble").get<double>() > 0);
+}
+
+TEST_CASE("cli memory --json: parameters and the memory keys", "[cli]") {
+  json j = run_json("memory " + kReadmeJob + " --json");
+  CHECK_THAT(j.at("parameters").get<double>(), WithinRel(174.6e9, 0.01));
+  const json& m = j.at("memory");
+  for (const char* k : {"parameters_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "other_bytes",
+                        "peak_bytes_per_gpu", "capacity_bytes"}) {
+    INFO(k);
+    REQUIRE(m.contains(k));
+    CHECK(m.at(k).get<double>() >= 0);
+  }
+  REQUIRE(m.contains("fits"));
+  // A100-SXM4-80GB: nvidia-smi 81920 MiB = 80 GiB = 85,899,345,920 bytes.
+  CHECK(m.at("capacity_bytes").get<double>() == 80.0 * 1073741824.0);
+  CHECK(m.at("fits").get<bool>() == (m.at("peak_bytes_per_gpu").get<double>() <= m.at("capacity_bytes").get<double>()));
+}
+
+TEST_CASE("cli validate --json: cases and summary", "[cli]") {
+  std::string path = std::string(DTSIM_SHARED_DIR) + "/validation/measured_runs.json";
+  if (!fs::exists(path)) {
+    WARN("skipped: " << path << " not found");
+    return;
+  }
+  json j = run_json("validate '" + path + "' --json");
+  const json& cases = j.at("cases");
+  CHECK(cases.size() == 64);
+  std::vector<double> abs_errs;
+  for (const json& c : cases) {
+    INFO(c.dump());
+    for (const char* k : {"id", "predicted_s", "measured_s", "error_pct"}) REQUIRE(c.contains(k));
+    if (c.at("error_pct").is_null()) continue;  // invalid or not fitting: reported with a reason
+    double p = c.at("predicted_s").get<double>(), m = c.at("measured_s").get<double>();
+    CHECK_THAT(c.at("error_pct").get<double>(), WithinRel(100 * (p - m) / m, 1e-9));  // signed, percent
+    abs_errs.push_back(std::fabs(c.at("error_pct").get<double>()));
+  }
+  const json& s = j.at("summary");
+  for (const char* k : {"n", "mape", "median_abs_pct", "max_abs_pct"}) REQUIRE(s.contains(k));
+  REQUIRE_FALSE(abs_errs.empty());
+  CHECK(s.at("n").get<std::size_t>() == abs_errs.size());
+  double mean = 0;
+  for (double e : abs_errs) mean += e / static_cast<double>(abs_errs.size());
+  CHECK_THAT(s.at("mape").get<double>(), WithinRel(mean, 1e-9));
+  CHECK_THAT(s.at("max_abs_pct").get<double>(), WithinRel(*std::max_element(abs_errs.begin(), abs_errs.end()), 1e-12));
+  CHECK(s.at("median_abs_pct").get<double>() <= s.at("max_abs_pct").get<double>());
+}
+
+TEST_CASE("cli validate: an invalid case is reported with its reason, not skipped", "[cli]") {
+  TempDir tmp;
+  // GPT 1.7B (SC'21 Table 1: 24 heads) on TP 5: 5 does not divide 24.
+  std::string path = tmp.write("v.json", R"({"schema": "dtsim-validation-cases/1", "cases": [{
+    "id": "bad-tp", "model": {"name": "GPT 1.7B", "layers": 24, "hidden": 2304, "heads": 24, "kv_heads": 24,
+      "ffn_hidden": 9216, "activation": "gelu", "vocab": 51200, "moe_experts": null, "moe_topk": null,
+      "moe_ffn_hidden": null},
+    "cluster": "dgx-a100", "gpus": 40, "gpus_per_node": 8,
+    "parallel": {"tp": 5, "pp": 1, "dp": 8, "cp": 1, "ep": 1, "vp": 1, "zero_stage": 1, "sequence_parallel": false},
+    "training": {"micro_batch": 1, "global_batch": 64, "seq_len": 2048, "recompute": "full", "precision": "fp16"},
+    "measured": {"iteration_s": 1.0}}]})");
+  json j = run_json("validate '" + path + "' --json");
+  REQUIRE(j.at("cases").size() == 1);
+  const json& c = j.at("cases")[0];
+  CHECK(c.at("id") == "bad-tp");
+  CHECK(c.at("predicted_s").is_null());
+  CHECK(c.at("error_pct").is_null());
+  CHECK_THAT(c.at("reason").get<std::string>(), Contains("/cases/0/parallel/tp") && Contains("got 5"));
+  CHECK(j.at("summary").at("n") == 0);
+}
+
+TEST_CASE("cli simulate --trace: writes a Chrome trace", "[cli]") {
+  TempDir tmp;
+  std::string trace = (tmp.dir / "step.json").string();
+  auto r = run_dtsim("simulate " + kReadmeJob + " --trace '" + trace + "' --json");
+  REQUIRE(r.status == 0);
+  std::ifstream in(trace);
+  REQUIRE(in);
+  json t = json::parse(in);
+  REQUIRE(t.contains("traceEvents"));
+  REQUIRE(t.at("traceEvents").is_array());
+  CHECK_FALSE(t.at("traceEvents").empty());
+  for (const json& e : t.at("traceEvents")) REQUIRE(e.contains("ph"));
+}
+
+TEST_CASE("cli: bad input exits 2 with one line naming the file or flag", "[cli]") {
+  TempDir tmp;
+  const std::string job = " --cluster dgx-a100 --gpus 1024 --tp 8 --pp 16 --gbs 1536 --seq 2048 --json";
+  check_bad("simulate --model /nonexistent/m.json" + job,
+            Equals("dtsim: --model: expected an existing file, got \"/nonexistent/m.json\" (no such file)\n"));
+  std::string truncated = tmp.write("truncated.json", gpt3().substr(0, 40));
+  check_bad("simulate --model '" + truncated + "'" + job,
+            StartsWith("dtsim: " + truncated + ": malformed JSON at line 1, column "));
+  std::string unknown = tmp.write("unknown.json", gpt3(R"("layers": 96)", R"("layers": 96, "n_layers": 96)"));
+  check_bad("simulate --model '" + unknown + "'" + job,
+            StartsWith("dtsim: " + unknown + ":/n_layers: unknown key (expected one of: "));
+  std::string wrong = tmp.write("wrong.json", gpt3(R"("tied_embeddings": true)", R"("tied_embeddings": "yes")"));
+  check_bad("show model '" + wrong + "' --json",
+            Equals("dtsim: " + wrong + ":/tied_embeddings: expected true or false, got \"yes\"\n"));
+  std::string negative = tmp.write("negative.json", gpt3(R"("hidden": 12288)", R"("hidden": -4096)"));
+  check_bad("show model '" + negative + "' --json",
+            Equals("dtsim: " + negative + ":/hidden: expected an integer in [1, 2147483647], got -4096\n"));
+  // TP 7 on 7*16 = 112 GPUs: dp = 112/(7*16) = 1 and gbs 1536 is a multiple of mbs*dp, so the
+  // first rule broken is TP dividing GPT-3's 96 heads.
+  check_bad("simulate --model gpt3-175b --cluster dgx-a100 --gpus 112 --tp 7 --pp 16 --gbs 1536 --seq 2048 --json",
+            Equals("dtsim: --tp: expected a divisor of the model's attention heads (96), got 7\n"));
+  check_bad("simulate --model gpt3-175b --cluster dgx-a100 --gpus 512 --tp 8 --pp 16 --dp 8 --gbs 1536 --json",
+            Equals("dtsim: --dp: expected tp*pp*dp*cp = gpus (512), got 8*16*8*1 = 1024\n"));
+  check_bad("simulate " + kReadmeJob + " --recompute bogus --json",
+            Equals("dtsim: --recompute: expected one of none, selective, full, auto, got \"bogus\"\n"));
+  // A100 datasheet: no FP8 tensor cores (Ampere).
+  check_bad("simulate --model gpt3-175b --cluster dgx-a100 --gpus 1024 --tp 8 --pp 16 --gbs 1536 --precision fp8",
+            Equals("dtsim: --precision: expected a precision the GPU supports (A100-SXM4-80GB has no fp8 tensor "
+                   "cores), got fp8\n"));
+  check_bad("collective --op all_reduce_scatter --cluster dgx-a100 --gpus 8 --json",
+            StartsWith("dtsim: --op: expected one of all_reduce, ") && Contains("got \"all_reduce_scatter\""));
+}
+
+// DESIGN.md: the line says what was expected and what was found (CLI11 alone only says
+// "A subcommand is required").
+TEST_CASE("cli: an unknown subcommand is named in the error", "[cli]") {
+  check_bad("frobnicate", Contains("expected a subcommand (") && Contains("simulate") && Contains("got \"frobnicate\""));
+  check_bad("show frobnicate", Contains("got \"frobnicate\""));
+}

@@ -1,0 +1,135 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "core/errors.h"
+#include "cost/compute.h"
+#include "helpers.h"
+#include "spec/calibration.h"
+#include "spec/load.h"
+
+using namespace dtsim;
+using spec::Dtype;
+using spec::parse_calibration;
+using Catch::Matchers::Equals;
+using Catch::Matchers::StartsWith;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+spec::Calibration shipped(const std::string& name) {
+  return spec::load_calibration(test::source_path("calibration/" + name + ".json"));
+}
+
+double tflops_at(const spec::Calibration& cal, const spec::Gpu& gpu, double m, double n, double k) {
+  return cost::gemm_efficiency(cal.compute, Dtype::bf16, m, n, k) * to_tflops(gpu.peak_bf16);
+}
+
+// A minimal valid profile (round numbers), {X} replaced per test.
+const std::string kProfile = R"({
+  "name": "test",
+  "software": {"attention": "flash", "tp_comm_overlap": false, "overlap_grad_reduce": true,
+               "overlap_param_gather": true, "fp32_grads": true},
+  "compute": {
+    "gemm": {"bf16": {"max_efficiency": 0.8, "mn_half": 1000000, "k_half": 256}},
+    "flash_fwd_efficiency": 0.6, "flash_bwd_efficiency": 0.5, "memory_efficiency": 0.85,
+    "kernel_overhead_us": 2, "overlap_slowdown": 0.1
+  },
+  "collectives": {
+    "intra_node": {"ring": {"Simple": {"base_latency_us": 8, "step_latency_us": 1, "bandwidth_efficiency": 0.8}}},
+    "inter_node": {"ring": {"Simple": {"base_latency_us": 8, "step_latency_us": 14, "bandwidth_efficiency": 0.9}}}
+  }
+})";
+
+std::string with(const std::string& from, const std::string& to) {
+  std::string t = kProfile;
+  auto at = t.find(from);
+  REQUIRE(at != std::string::npos);
+  t.replace(at, from.size(), to);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("spec::load_calibration: shipped profiles load", "[spec]") {
+  spec::Calibration a = shipped("dgx-a100");
+  spec::Calibration h = shipped("dgx-h100");
+  CHECK(a.name == "dgx-a100");
+  CHECK(h.name == "dgx-h100");
+  // A100 has no fp8 curve; H100 has one (Transformer Engine fp8 GEMMs).
+  CHECK(a.compute.curve(Dtype::fp8).max_efficiency == 0);
+  CHECK(h.compute.curve(Dtype::fp8).max_efficiency > 0);
+  // Both model ring Simple on both link classes, the protocol NCCL uses for large messages.
+  for (const spec::Calibration* c : {&a, &h}) {
+    CHECK(c->collectives.at(false, spec::CollAlgo::ring, spec::Protocol::simple).available);
+    CHECK(c->collectives.at(true, spec::CollAlgo::ring, spec::Protocol::simple).available);
+  }
+  // NVLS needs third-generation NVSwitch (Hopper): only the H100 profile has it.
+  CHECK_FALSE(a.collectives.at(false, spec::CollAlgo::nvls, spec::Protocol::simple).available);
+  CHECK(h.collectives.at(false, spec::CollAlgo::nvls, spec::Protocol::simple).available);
+  // By preset name as well (the cluster files name them).
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  CHECK(spec::load_calibration("dgx-h100") == h);
+}
+
+TEST_CASE("cost::gemm_efficiency: 8192^3 bf16 reproduces the published ceilings", "[cost]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  // Maximum Achievable Matmul FLOPS (docs/research/cost-model-facts.md sec. 5.1, BF16):
+  // H100 SXM 794.5 TFLOP/s = 80.3% of 989.4; A100 SXM 271.2 TFLOP/s = 86.9% of 312.
+  spec::Gpu h100 = spec::load_gpu("h100-sxm5-80gb");
+  spec::Gpu a100 = spec::load_gpu("a100-sxm4-80gb");
+  spec::Calibration h = shipped("dgx-h100");
+  spec::Calibration a = shipped("dgx-a100");
+  const double n = 8192;
+  CHECK_THAT(cost::gemm_efficiency(h.compute, Dtype::bf16, n, n, n), WithinRel(794.5 / 989.4, 0.02));
+  CHECK_THAT(tflops_at(h, h100, n, n, n), WithinRel(794.5, 0.02));
+  CHECK_THAT(cost::gemm_efficiency(a.compute, Dtype::bf16, n, n, n), WithinRel(271.2 / 312.0, 0.02));
+  CHECK_THAT(tflops_at(a, a100, n, n, n), WithinRel(271.2, 0.02));
+  // XLA's H100 sm_90 matmul table (same doc, sec. 5.2): 2048^3 632.0, 4096^3 783.3 TFLOP/s.
+  // The curve is smooth, so it only tracks these to within a few percent.
+  CHECK_THAT(tflops_at(h, h100, 2048, 2048, 2048), WithinRel(632.0, 0.06));
+  CHECK_THAT(tflops_at(h, h100, 4096, 4096, 4096), WithinRel(783.3, 0.06));
+}
+
+TEST_CASE("cost::gemm_efficiency: the curve's definition and fallbacks", "[cost]") {
+  spec::Calibration cal = parse_calibration(kProfile, "cal.json");
+  // eff = max * mn/(mn + mn_half) * k/(k + k_half): at mn = mn_half and k = k_half both halve.
+  CHECK_THAT(cost::gemm_efficiency(cal.compute, Dtype::bf16, 1000, 1000, 256), WithinRel(0.8 * 0.5 * 0.5, 1e-12));
+  // Only bf16 is calibrated: fp16 falls back to it, and so does fp8.
+  CHECK(cost::gemm_efficiency(cal.compute, Dtype::fp16, 1000, 1000, 256) ==
+        cost::gemm_efficiency(cal.compute, Dtype::bf16, 1000, 1000, 256));
+  CHECK(cost::gemm_efficiency(cal.compute, Dtype::fp8, 4096, 4096, 4096) ==
+        cost::gemm_efficiency(cal.compute, Dtype::bf16, 4096, 4096, 4096));
+  // Bigger GEMMs never run less efficiently, and none beats max_efficiency.
+  double prev = 0;
+  for (double s = 64; s <= 65536; s *= 2) {
+    double e = cost::gemm_efficiency(cal.compute, Dtype::bf16, s, s, s);
+    CHECK(e >= prev);
+    CHECK(e <= 0.8);
+    prev = e;
+  }
+}
+
+TEST_CASE("spec::parse_calibration: error texts name file and pointer", "[spec]") {
+  CHECK_NOTHROW(parse_calibration(kProfile, "cal.json"));
+  // Efficiencies are fractions of peak. (The value prints through std::to_string: 1.200000.)
+  CHECK_THROWS_WITH(parse_calibration(with(R"("max_efficiency": 0.8)", R"("max_efficiency": 1.2)"), "cal.json"),
+                    StartsWith("cal.json:/compute/gemm/bf16/max_efficiency: expected a fraction in (0, 1], got 1.2"));
+  CHECK_THROWS_WITH(parse_calibration(with(R"("memory_efficiency": 0.85)", R"("memory_efficiency": 0)"), "cal.json"),
+                    Equals("cal.json:/compute/memory_efficiency: expected a number > 0, got 0"));
+  CHECK_THROWS_WITH(
+      parse_calibration(with(R"("intra_node": {"ring": {"Simple")", R"("intra_node": {"ring": {"LL64")"), "cal.json"),
+      Equals("cal.json:/collectives/intra_node/ring/LL64: unknown key (expected one of: LL, LL128, Simple)"));
+  CHECK_THROWS_WITH(
+      parse_calibration(with(R"("inter_node": {"ring")", R"("inter_node": {"collnet")"), "cal.json"),
+      Equals("cal.json:/collectives/inter_node/collnet: unknown key (expected one of: nvls, ring, tree)"));
+  CHECK_THROWS_WITH(parse_calibration(with(R"("gemm": {"bf16")", R"("gemm": {"int8")"), "cal.json"),
+                    Equals("cal.json:/compute/gemm/int8: unknown key (expected one of: bf16, fp16, fp32, fp8, tf32)"));
+  std::string no_software = kProfile;
+  no_software.erase(no_software.find(R"("software")"), no_software.find(R"("compute")") - no_software.find(R"("software")"));
+  CHECK_THROWS_WITH(parse_calibration(no_software, "cal.json"), Equals("cal.json:/software: missing required key"));
+  CHECK_THROWS_WITH(parse_calibration(with(R"("attention": "flash")", R"("attention": "sdpa")"), "cal.json"),
+                    Equals("cal.json:/software/attention: expected one of flash, unfused, got \"sdpa\""));
+  CHECK_THROWS_WITH(spec::load_calibration("/nonexistent/cal.json"),
+                    Equals("--calibration: expected an existing file, got \"/nonexistent/cal.json\" (no such file)"));
+}

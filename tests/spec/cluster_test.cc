@@ -1,0 +1,206 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "core/errors.h"
+#include "helpers.h"
+#include "spec/load.h"
+#include "topology/links.h"
+
+using namespace dtsim;
+using spec::parse_cluster;
+using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
+using Catch::Matchers::Equals;
+using Catch::Matchers::StartsWith;
+using Catch::Matchers::WithinRel;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Preset names in the "gpu" key resolve through the data directory.
+void use_source_tree_as_data_dir() { setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1); }
+
+std::vector<fs::path> json_files(const std::string& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(test::source_path(dir)))
+    if (e.is_regular_file() && e.path().extension() == ".json") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A DGX H100-like node (topologies/dgx-h100.json's numbers) as inline JSON.
+const std::string kCluster = R"({
+  "name": "test", "gpu": "h100-sxm5-80gb", "gpus_per_node": 8,
+  "intra_node": {"fabric": "nvswitch", "bandwidth_GBps": 450, "latency_us": 0.6, "nvls": true},
+  "nics_per_node": 8, "nic_bandwidth_Gbps": 400, "nic_latency_us": 2.7, "rail_optimized": true,
+  "gpu_to_nic": [0, 1, 2, 3, 4, 5, 6, 7],
+  "fabric": [{"switch_radix": 64, "oversubscription": 1.0, "hop_latency_us": 0.15},
+             {"switch_radix": 64, "oversubscription": 1.0, "hop_latency_us": 0.15}],
+  "calibration": "dgx-h100"
+})";
+
+std::string with(const std::string& from, const std::string& to) {
+  std::string t = kCluster;
+  auto at = t.find(from);
+  REQUIRE(at != std::string::npos);
+  t.replace(at, from.size(), to);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("spec::load_gpu: every GPU preset loads with positive peak and memory", "[spec]") {
+  use_source_tree_as_data_dir();
+  auto files = json_files("topologies/gpus");
+  REQUIRE(files.size() >= 6);  // A100 40/80 GB, H100 SXM/PCIe, H200, B200
+  for (const fs::path& f : files) {
+    INFO(f.string());
+    spec::Gpu g = spec::load_gpu(f.string());
+    CHECK(g.peak_bf16.value() > 0);
+    CHECK(g.peak_fp16.value() > 0);
+    CHECK(g.memory.value() > 0);
+    CHECK(g.hbm_bandwidth.value() > 0);
+  }
+}
+
+TEST_CASE("spec::load_cluster: every cluster preset loads", "[spec]") {
+  use_source_tree_as_data_dir();
+  auto files = json_files("topologies");
+  REQUIRE(files.size() >= 5);  // dgx-a100, dgx-b200, dgx-h100, dgx-h200, pcie-h100-8gpu
+  for (const fs::path& f : files) {
+    INFO(f.string());
+    spec::Cluster c = spec::load_cluster(f.string());
+    CHECK(c.gpu.peak_bf16.value() > 0);
+    CHECK(c.gpu.memory.value() > 0);
+    CHECK(c.gpus_per_node > 0);
+    CHECK(static_cast<std::int64_t>(c.gpu_to_nic.size()) == c.gpus_per_node);
+    CHECK_FALSE(c.fabric.empty());
+    // Its calibration profile exists too.
+    CHECK(fs::is_regular_file(test::source_path("calibration/" + c.calibration + ".json")));
+  }
+}
+
+TEST_CASE("spec::load_cluster: dgx-h100 datasheet numbers", "[spec]") {
+  use_source_tree_as_data_dir();
+  spec::Cluster c = spec::load_cluster("dgx-h100");
+  CHECK(c.gpus_per_node == 8);  // DGX H100: 8x H100 SXM5
+  CHECK(c.nics_per_node == 8);  // 8 single-port ConnectX-7
+  // NDR 400 Gb/s per port = 400e9 / 8 = 50e9 bytes/s per NIC per direction.
+  CHECK_THAT(c.nic_bandwidth.value(), WithinRel(50e9, 1e-12));
+  // NVLink 4: 900 GB/s bidirectional per GPU = 450e9 bytes/s per direction.
+  CHECK_THAT(c.intra.bandwidth.value(), WithinRel(450e9, 1e-12));
+  CHECK(c.intra.fabric == spec::IntraFabric::nvswitch);
+  CHECK(c.intra.nvls);  // third-generation NVSwitch: NVLink SHARP
+  // H100 whitepaper, SXM5 dense: BF16 989.4, FP8 1978.9 TFLOP/s; nvidia-smi 81559 MiB = 79.65 GiB.
+  CHECK_THAT(c.gpu.peak_bf16.value(), WithinRel(989.4e12, 1e-12));
+  CHECK_THAT(c.gpu.peak_fp8.value(), WithinRel(1978.9e12, 1e-12));
+  CHECK_THAT(c.gpu.memory.value(), WithinRel(79.65 * 1073741824.0, 1e-12));
+  CHECK(c.gpus_per_nic() == 1);
+  CHECK(c.nodes_for(1024) == 128);  // 1024 / 8
+  CHECK(c.nodes_for(4) == 1);       // a job smaller than a node still takes one
+}
+
+TEST_CASE("spec::load_gpu: A100 has no fp8 tensor cores", "[spec]") {
+  use_source_tree_as_data_dir();
+  for (const char* name : {"a100-sxm4-40gb", "a100-sxm4-80gb"}) {
+    INFO(name);
+    spec::Gpu g = spec::load_gpu(name);
+    CHECK(g.peak_fp8.value() == 0);
+    CHECK(g.peak(spec::Dtype::fp8).value() == 0);
+    // A100 datasheet, SXM dense: BF16 and FP16 tensor 312 TFLOP/s.
+    CHECK_THAT(g.peak_bf16.value(), WithinRel(312e12, 1e-12));
+  }
+}
+
+TEST_CASE("topology::levels_spanned and network_link: dgx-h100 by hand", "[topology]") {
+  use_source_tree_as_data_dir();
+  spec::Cluster c = spec::load_cluster("dgx-h100");
+  // Leaf: radix 64, oversubscription 1 -> 64*1/(1+1) = 32 ports down, so up to 32 nodes (one
+  // per rail port) share a leaf. Spine is the top level: all 64 ports down -> 32*64 = 2048 nodes.
+  CHECK(topology::levels_spanned(c, 1) == 0);
+  CHECK(topology::levels_spanned(c, 2) == 1);
+  CHECK(topology::levels_spanned(c, 32) == 1);
+  CHECK(topology::levels_spanned(c, 33) == 2);
+  CHECK(topology::levels_spanned(c, 2048) == 2);
+  CHECK(topology::max_nodes(c) == 2048);
+  // One level: 2 NIC latencies + 1 switch hop = 2*2.7 + 0.15 = 5.55 us; one NIC per GPU -> 50 GB/s.
+  topology::LinkCost one = topology::network_link(c, 1);
+  CHECK_THAT(one.latency.value(), WithinRel(5.55e-6, 1e-12));
+  CHECK_THAT(one.bandwidth.value(), WithinRel(50e9, 1e-12));
+  // Two levels: leaf up, spine, leaf down = 2*2 - 1 = 3 hops: 5.4 + 3*0.15 = 5.85 us.
+  topology::LinkCost two = topology::network_link(c, 2);
+  CHECK_THAT(two.latency.value(), WithinRel(5.85e-6, 1e-12));
+  CHECK_THAT(two.bandwidth.value(), WithinRel(50e9, 1e-12));
+  // Inside a node: NVLink 450 GB/s per direction, 0.6 us (NCCL tuning.cc hwLat NVLINK).
+  CHECK(topology::intra_node_link(c) == topology::LinkCost{gbytes_per_s(450), us(0.6)});
+}
+
+TEST_CASE("topology::network_link: shared NICs and oversubscribed leaves", "[topology]") {
+  use_source_tree_as_data_dir();
+  // pcie-h100-8gpu: 2 NICs of 400 Gb/s for 8 GPUs -> 4 GPUs per NIC -> 50 / 4 = 12.5 GB/s per GPU.
+  spec::Cluster pcie = spec::load_cluster("pcie-h100-8gpu");
+  CHECK(pcie.gpus_per_nic() == 4);
+  CHECK_THAT(topology::network_link(pcie, 1).bandwidth.value(), WithinRel(12.5e9, 1e-12));
+  // Leaf oversubscribed 3:1: 64*3/4 = 48 ports down; crossing it divides bandwidth by 3.
+  spec::Cluster o = parse_cluster(with(R"("oversubscription": 1.0)", R"("oversubscription": 3)"), "o.json");
+  CHECK(topology::levels_spanned(o, 48) == 1);
+  CHECK(topology::levels_spanned(o, 49) == 2);
+  CHECK(topology::max_nodes(o) == 48 * 64);
+  CHECK_THAT(topology::network_link(o, 1).bandwidth.value(), WithinRel(50e9, 1e-12));  // stays under the leaf
+  CHECK_THAT(topology::network_link(o, 2).bandwidth.value(), WithinRel(50e9 / 3, 1e-12));
+}
+
+TEST_CASE("spec::parse_cluster: a gpu path is read relative to the cluster file", "[spec]") {
+  use_source_tree_as_data_dir();
+  fs::path dir = fs::temp_directory_path() / ("dtsim_cluster_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "my-gpu.json") << R"({"name": "MyGPU", "memory_GiB": 16, "hbm_bandwidth_GBps": 900,
+    "peak_tflops": {"fp32": 15, "tf32": 60, "fp16": 120, "bf16": 120, "fp8": null}})";
+  std::ofstream(dir / "c.json") << with(R"("gpu": "h100-sxm5-80gb")", R"("gpu": "my-gpu.json")");
+  spec::Cluster c = spec::load_cluster((dir / "c.json").string());
+  CHECK(c.gpu.name == "MyGPU");
+  CHECK_THAT(c.gpu.memory.value(), WithinRel(16.0 * 1073741824.0, 1e-12));  // 16 GiB
+  CHECK(c.gpu.peak_fp8.value() == 0);                                        // null: none
+  fs::remove_all(dir);
+}
+
+TEST_CASE("spec::parse_cluster: error texts name file and pointer", "[spec]") {
+  use_source_tree_as_data_dir();
+  CHECK_NOTHROW(parse_cluster(kCluster, "c.json"));
+  CHECK_THROWS_WITH(parse_cluster(with(R"("calibration": "dgx-h100")", R"("calibration": "dgx-h100", "nics": 8)"),
+                                  "c.json"),
+                    StartsWith("c.json:/nics: unknown key (expected one of: ") && Contains("gpu_to_nic"));
+  CHECK_THROWS_WITH(parse_cluster(with("[0, 1, 2, 3, 4, 5, 6, 7]", "[0, 1]"), "c.json"),
+                    Equals("c.json:/gpu_to_nic: expected 8 entries (gpus_per_node), got 2"));
+  CHECK_THROWS_WITH(parse_cluster(with("[0, 1, 2, 3, 4, 5, 6, 7]", "[0, 8, 2, 3, 4, 5, 6, 7]"), "c.json"),
+                    Equals("c.json:/gpu_to_nic/1: expected a NIC index in [0, 7], got 8"));
+  CHECK_THROWS_WITH(parse_cluster(with("[0, 1, 2, 3, 4, 5, 6, 7]", R"([0, "1", 2, 3, 4, 5, 6, 7])"), "c.json"),
+                    Equals("c.json:/gpu_to_nic/1: expected a NIC index in [0, 7], got \"1\""));
+  std::string no_fabric = kCluster.substr(0, kCluster.find(R"("fabric": [{)")) + R"("fabric": [], "calibration": "x"})";
+  CHECK_THROWS_WITH(parse_cluster(no_fabric, "c.json"),
+                    Equals("c.json:/fabric: expected at least one level, got an empty array"));
+  CHECK_THROWS_WITH(parse_cluster(with(R"("fabric": "nvswitch")", R"("fabric": "pcie")"), "c.json"),
+                    Equals("c.json:/intra_node/nvls: expected false unless fabric is \"nvswitch\", got true"));
+  // std::to_string prints 0.500000; Contains keeps the test to what a reader needs.
+  CHECK_THROWS_WITH(parse_cluster(with(R"("oversubscription": 1.0)", R"("oversubscription": 0.5)"), "c.json"),
+                    StartsWith("c.json:/fabric/0/oversubscription: expected a number >= 1, got 0.5"));
+  CHECK_THROWS_WITH(parse_cluster(with(R"("switch_radix": 64)", R"("switch_radix": 1)"), "c.json"),
+                    Equals("c.json:/fabric/0/switch_radix: expected an integer in [2, 1048576], got 1"));
+  CHECK_THROWS_WITH(parse_cluster(with(R"("bandwidth_GBps": 450)", R"("bandwidth_GBps": -1)"), "c.json"),
+                    Equals("c.json:/intra_node/bandwidth_GBps: expected a number > 0, got -1"));
+  CHECK_THROWS_WITH(parse_cluster(with(R"("rail_optimized": true)", R"("rail_optimized": 1)"), "c.json"),
+                    Equals("c.json:/rail_optimized: expected true or false, got 1"));
+  CHECK_THROWS_WITH(parse_cluster(with(R"("gpu": "h100-sxm5-80gb")", R"("gpu": "h900")"), "c.json"),
+                    StartsWith("c.json:/gpu: expected a preset name (") && Contains("h100-sxm5-80gb") &&
+                        EndsWith(") or a file path, got \"h900\""));
+  CHECK_THROWS_WITH(spec::load_cluster("/nonexistent/c.json"),
+                    Equals("--cluster: expected an existing file, got \"/nonexistent/c.json\" (no such file)"));
+}

@@ -1,0 +1,161 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "core/errors.h"
+#include "spec/validation_file.h"
+
+using namespace dtsim::spec;
+using Catch::Matchers::Equals;
+using Catch::Matchers::VectorContains;
+
+namespace {
+
+// One case in the shape of ../shared/validation/README.md: SC'21 Table 1's GPT 1.7B row
+// (Narayanan et al. 2021: 24 layers, hidden 2304, 24 heads, 32 GPUs, gbs 512, seq 2048),
+// with the fields the tests null out written explicitly. {X} replaced per test.
+const std::string kFile = R"({"schema": "dtsim-validation-cases/1", "cases": [{
+  "id": "c0", "tier": "dense16", "source": {"paper": "SC'21"},
+  "model": {"name": "GPT 1.7B", "layers": 24, "hidden": 2304, "heads": 24, "kv_heads": 24,
+            "ffn_hidden": 9216, "activation": "gelu", "vocab": 51200,
+            "moe_experts": null, "moe_topk": null, "moe_ffn_hidden": null},
+  "cluster": "dgx-a100", "gpus": 32, "gpus_per_node": 8,
+  "parallel": {"tp": 2, "pp": 1, "dp": 16, "cp": 1, "ep": 1, "vp": 1, "zero_stage": 0, "sequence_parallel": false},
+  "training": {"micro_batch": 16, "global_batch": 512, "seq_len": 2048, "recompute": "full", "precision": "fp16"},
+  "measured": {"iteration_s": 3.5, "derivation": "given", "confidence": "high", "tflops_per_gpu": 137},
+  "notes": "test"
+}]})";
+
+std::string with(std::string t, const std::string& from, const std::string& to) {
+  auto at = t.find(from);
+  REQUIRE(at != std::string::npos);
+  t.replace(at, from.size(), to);
+  return t;
+}
+std::string with(const std::string& from, const std::string& to) { return with(kFile, from, to); }
+
+}  // namespace
+
+TEST_CASE("spec::parse_validation_file: reads a case as written", "[spec]") {
+  ValidationFile f = parse_validation_file(kFile, "v.json");
+  REQUIRE(f.cases.size() == 1);
+  const ValidationCase& c = f.cases[0];
+  CHECK(c.id == "c0");
+  CHECK(c.pointer == "/cases/0");
+  CHECK(c.tp == 2);
+  CHECK(c.dp == 16);
+  CHECK(c.zero_stage == 0);
+  CHECK(c.sequence_parallel == false);
+  CHECK(c.precision == Dtype::fp16);
+  CHECK(c.recompute == Recompute::full);
+  CHECK(c.measured_s == 3.5);
+  CHECK(c.ignored.empty());  // "measured" tolerates extra keys such as tflops_per_gpu
+  ResolvedCase r = resolve_case(c, "v.json");
+  CHECK(r.par.zero_stage == 0);
+  CHECK_FALSE(r.par.sequence_parallel);
+  CHECK(r.train.micro_batch == 16);
+  CHECK_FALSE(r.auto_recompute);
+  // Only the family inference is assumed when nothing is null.
+  CHECK(r.assumptions ==
+        std::vector<std::string>{"architecture: Megatron GPT (learned positions, tied embeddings, LayerNorm, biases)"});
+}
+
+TEST_CASE("spec::parse_validation_file: error texts name file and pointer", "[spec]") {
+  CHECK_THROWS_WITH(parse_validation_file(with("dtsim-validation-cases/1", "x"), "v.json"),
+                    Equals("v.json:/schema: expected \"dtsim-validation-cases/1\", got \"x\""));
+  CHECK_THROWS_WITH(parse_validation_file(with(R"("vp": 1,)", R"("vp": 1, "fsdp": 2,)"), "v.json"),
+                    Equals("v.json:/cases/0/parallel/fsdp: unknown key (expected one of: cp, dp, ep, pp, "
+                           "sequence_parallel, tp, vp, zero_stage)"));
+  CHECK_THROWS_WITH(parse_validation_file(with(R"("schema")", R"("version": 2, "schema")"), "v.json"),
+                    Equals("v.json:/version: unknown key (expected one of: cases, schema)"));
+  CHECK_THROWS_WITH(parse_validation_file(with(R"("zero_stage": 0)", R"("zero_stage": 4)"), "v.json"),
+                    Equals("v.json:/cases/0/parallel/zero_stage: expected an integer in [0, 3], got 4"));
+  CHECK_THROWS_WITH(parse_validation_file(with(R"("iteration_s": 3.5)", R"("iteration_s": -1)"), "v.json"),
+                    Equals("v.json:/cases/0/measured/iteration_s: expected a number > 0, got -1"));
+  CHECK_THROWS_WITH(parse_validation_file(with(R"("recompute": "full")", R"("recompute": "auto")"), "v.json"),
+                    Equals("v.json:/cases/0/training/recompute: expected one of none, selective, full, got \"auto\""));
+  CHECK_THROWS_WITH(parse_validation_file(with(R"("layers": 24, )", ""), "v.json"),
+                    Equals("v.json:/cases/0/model/layers: missing required key"));
+  CHECK_THROWS_WITH(parse_validation_file(R"({"schema": "dtsim-validation-cases/1", "cases": {}})", "v.json"),
+                    Equals("v.json:/cases: expected an array, got an object"));
+}
+
+TEST_CASE("spec::parse_validation_file: unknown top-level case keys are kept, not dropped", "[spec]") {
+  ValidationFile f = parse_validation_file(with(R"("notes": "test")", R"("notes": "test", "mfu": 0.4)"), "v.json");
+  REQUIRE(f.cases.size() == 1);
+  CHECK(f.cases[0].ignored == std::vector<std::string>{"mfu"});
+  ResolvedCase r = resolve_case(f.cases[0], "v.json");
+  CHECK_THAT(r.assumptions, VectorContains(std::string("ignored unknown field \"mfu\"")));
+}
+
+TEST_CASE("spec::resolve_case: nulls follow the README's rules and say so", "[spec]") {
+  std::string t = kFile;
+  t = with(t, R"("zero_stage": 0)", R"("zero_stage": null)");
+  t = with(t, R"("sequence_parallel": false)", R"("sequence_parallel": null)");
+  t = with(t, R"("micro_batch": 16)", R"("micro_batch": null)");
+  t = with(t, R"("precision": "fp16")", R"("precision": null)");
+  t = with(t, R"("recompute": "full")", R"("recompute": null)");
+  t = with(t, R"("vocab": 51200)", R"("vocab": null)");
+  t = with(t, R"("kv_heads": 24)", R"("kv_heads": null)");
+  ValidationFile f = parse_validation_file(t, "v.json");
+  ResolvedCase r = resolve_case(f.cases[0], "v.json");
+  // shared/validation/README.md: zero_stage null -> Megatron's distributed optimizer (stage 1).
+  CHECK(r.par.zero_stage == 1);
+  CHECK_THAT(r.assumptions, VectorContains(std::string("zero_stage null -> 1 (Megatron distributed optimizer)")));
+  // sequence_parallel null -> on when tp > 1 (tp is 2 here).
+  CHECK(r.par.sequence_parallel);
+  CHECK_THAT(r.assumptions, VectorContains(std::string("sequence_parallel null -> on")));
+  // micro_batch null -> 1; precision null -> bf16; recompute null -> least that fits.
+  CHECK(r.train.micro_batch == 1);
+  CHECK_THAT(r.assumptions, VectorContains(std::string("micro_batch null -> 1")));
+  CHECK(r.train.precision == Dtype::bf16);
+  CHECK_THAT(r.assumptions, VectorContains(std::string("precision null -> bf16")));
+  CHECK(r.auto_recompute);
+  CHECK_THAT(r.assumptions, VectorContains(std::string("recompute null -> least that fits")));
+  // gelu -> Megatron GPT, GPT-2 BPE padded to 51,200 (Megatron-LM README, SC'21).
+  CHECK(r.model.vocab == 51200);
+  CHECK_THAT(r.assumptions, VectorContains(std::string("vocab null -> 51200 (the family's tokenizer)")));
+  CHECK(r.model.position_embedding == PositionEmbedding::learned);
+  CHECK(r.model.max_position == 2048);  // the case's seq_len
+  CHECK(r.model.kv_heads == 24);        // null kv_heads: multi-head attention
+  CHECK(r.model.head_dim == 96);        // 2304 / 24
+
+  // tp = 1: sequence parallelism has nothing to split, so null -> off.
+  std::string tp1 = with(with(t, R"("tp": 2)", R"("tp": 1)"), R"("dp": 16)", R"("dp": 32)");
+  ResolvedCase r1 = resolve_case(parse_validation_file(tp1, "v.json").cases[0], "v.json");
+  CHECK_FALSE(r1.par.sequence_parallel);
+  CHECK_THAT(r1.assumptions, VectorContains(std::string("sequence_parallel null -> off")));
+  // swiglu -> Llama family, 32,000-token SentencePiece vocabulary (Llama 2).
+  std::string llama = with(t, R"("activation": "gelu")", R"("activation": "swiglu")");
+  ResolvedCase rl = resolve_case(parse_validation_file(llama, "v.json").cases[0], "v.json");
+  CHECK(rl.model.vocab == 32000);
+  CHECK(rl.model.norm == Norm::rmsnorm);
+}
+
+// resolve_case checks the model against an empty reader; the error must still name the case's
+// own key "kv_heads" (it once said "num_key_value_heads", the Hugging Face spelling).
+TEST_CASE("spec::resolve_case: an invalid model names the case's own key", "[spec]") {
+  ValidationFile f = parse_validation_file(with(R"("kv_heads": 24)", R"("kv_heads": 7)"), "v.json");
+  CHECK_THROWS_WITH(resolve_case(f.cases[0], "v.json"),
+                    Equals("v.json:/cases/0/model/kv_heads: expected a divisor of heads (24), got 7"));
+}
+
+TEST_CASE("spec::load_validation_file: the shared measured runs parse", "[spec]") {
+  std::string path = std::string(DTSIM_SHARED_DIR) + "/validation/measured_runs.json";
+  if (!std::filesystem::exists(path)) {
+    WARN("skipped: " << path << " not found");
+    return;
+  }
+  ValidationFile f = load_validation_file(path);
+  CHECK(f.cases.size() == 64);  // the file's "cases" array as shipped with the brief
+  std::set<std::string> ids;
+  for (const ValidationCase& c : f.cases) {
+    INFO(c.id);
+    CHECK(ids.insert(c.id).second);  // unique ids
+    CHECK(c.measured_s > 0);
+    CHECK(c.tp * c.pp * c.dp * c.cp == c.gpus);
+  }
+}
