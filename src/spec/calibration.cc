@@ -13,7 +13,7 @@ constexpr const char* kProtocols[] = {"LL", "LL128", "Simple"};
 
 double fraction(ObjectReader& r, const std::string& key) {
   double v = r.positive(key);
-  if (v > 1.0) r.fail(key, "expected a fraction in (0, 1], got " + std::to_string(v));
+  if (v > 1.0) r.fail(key, "expected a fraction in (0, 1], got " + describe(nlohmann::json(v)));
   return v;
 }
 

@@ -31,7 +31,7 @@ std::vector<FabricLevel> read_fabric(ObjectReader& r) {
     f.switch_radix = l.integer("switch_radix", 2, 1 << 20);
     f.oversubscription = l.optional_positive("oversubscription").value_or(1.0);
     if (f.oversubscription < 1.0)
-      l.fail("oversubscription", "expected a number >= 1, got " + std::to_string(f.oversubscription));
+      l.fail("oversubscription", "expected a number >= 1, got " + describe(nlohmann::json(f.oversubscription)));
     f.hop_latency = us(l.positive("hop_latency_us", true));
     l.finish();
     levels.push_back(f);

@@ -245,6 +245,7 @@ TEST_CASE("cli: bad input exits 2 with one line naming the file or flag", "[cli]
 // DESIGN.md: the line says what was expected and what was found (CLI11 alone only says
 // "A subcommand is required").
 TEST_CASE("cli: an unknown subcommand is named in the error", "[cli]") {
-  check_bad("frobnicate", Contains("expected a subcommand (") && Contains("simulate") && Contains("got \"frobnicate\""));
+  check_bad("frobnicate",
+            Contains("expected a subcommand (") && Contains("simulate") && Contains("got \"frobnicate\""));
   check_bad("show frobnicate", Contains("got \"frobnicate\""));
 }

@@ -47,7 +47,7 @@ TEST_CASE("schedule::build_step: interleaving divides the bubble by v", "[schedu
   CHECK_THAT(bubble_fraction(4, 4, 16), WithinRel(3.0 / 64.0, 0.05));
 }
 
-TEST_CASE("engine::simulate_step: breakdown sums to the step time; DP size does not change the cost", "[engine]") {
+TEST_CASE("engine::simulate_step: breakdown sums to the step time, DP size does not change the cost", "[engine]") {
   spec::Model model = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/gpt3-175b.json");
   spec::Cluster cluster = spec::load_cluster(std::string(DTSIM_SOURCE_DIR) + "/topologies/dgx-a100.json");
   spec::Calibration cal = spec::load_calibration(std::string(DTSIM_SOURCE_DIR) + "/calibration/dgx-a100.json");

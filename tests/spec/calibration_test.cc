@@ -126,7 +126,8 @@ TEST_CASE("spec::parse_calibration: error texts name file and pointer", "[spec]"
   CHECK_THROWS_WITH(parse_calibration(with(R"("gemm": {"bf16")", R"("gemm": {"int8")"), "cal.json"),
                     Equals("cal.json:/compute/gemm/int8: unknown key (expected one of: bf16, fp16, fp32, fp8, tf32)"));
   std::string no_software = kProfile;
-  no_software.erase(no_software.find(R"("software")"), no_software.find(R"("compute")") - no_software.find(R"("software")"));
+  auto from = no_software.find(R"("software")");
+  no_software.erase(from, no_software.find(R"("compute")") - from);
   CHECK_THROWS_WITH(parse_calibration(no_software, "cal.json"), Equals("cal.json:/software: missing required key"));
   CHECK_THROWS_WITH(parse_calibration(with(R"("attention": "flash")", R"("attention": "sdpa")"), "cal.json"),
                     Equals("cal.json:/software/attention: expected one of flash, unfused, got \"sdpa\""));
