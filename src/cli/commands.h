@@ -18,6 +18,8 @@ void add_simulate(CLI::App& app, Action& action);
 void add_memory(CLI::App& app, Action& action);
 /// Registers `dtsim validate FILE` (predicted vs measured step times).
 void add_validate(CLI::App& app, Action& action);
+/// Registers `dtsim plan` (configuration search, ranking and explanation).
+void add_plan(CLI::App& app, Action& action);
 /// Registers `dtsim bench` (simulation speed figures and ratios).
 void add_bench(CLI::App& app, Action& action);
 /// Registers `dtsim collective`: predicted time and bus bandwidth of NCCL collectives.

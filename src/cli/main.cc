@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   dtsim::cli::Action action;
   dtsim::cli::add_show(app, action);
+  dtsim::cli::add_plan(app, action);
   dtsim::cli::add_simulate(app, action);
   dtsim::cli::add_memory(app, action);
   dtsim::cli::add_validate(app, action);

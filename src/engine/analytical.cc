@@ -59,10 +59,10 @@ const topology::GroupShape& AnalyticalNetwork::shape(schedule::Group g) const {
 Seconds AnalyticalNetwork::time(const schedule::Comm& comm) const {
   const topology::GroupShape& s = shape(comm.group);
   if (s.ranks <= 1 || comm.size.value() <= 0) return Seconds{0};
-  auto key = std::make_tuple(static_cast<int>(comm.op), static_cast<int>(comm.group), comm.size.value());
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  for (const Cached& c : cache_)
+    if (c.comm.op == comm.op && c.comm.group == comm.group && c.comm.size == comm.size) return c.time;
   Seconds t = cost::collective_time(collective(comm.op), comm.size, s, cluster_, cal_).time;
-  cache_.emplace(key, t);
+  cache_.push_back({comm, t});
   return t;
 }
 

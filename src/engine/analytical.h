@@ -1,8 +1,7 @@
 #pragma once
 // The analytical network backend: collectives priced by src/cost's NCCL-style alpha-beta
 // model on the shape each group takes on the real topology (topology::group_shape).
-#include <map>
-#include <tuple>
+#include <vector>
 
 #include "engine/network.h"
 #include "spec/calibration.h"
@@ -25,7 +24,12 @@ class AnalyticalNetwork final : public NetworkBackend {
   const spec::Cluster& cluster_;
   const spec::CollectiveCalibration& cal_;
   std::array<topology::GroupShape, 8> shapes_{};
-  mutable std::map<std::tuple<int, int, double>, Seconds> cache_;
+  /// A step prices a handful of distinct collectives many times: a flat list beats a map.
+  struct Cached {
+    schedule::Comm comm;
+    Seconds time;
+  };
+  mutable std::vector<Cached> cache_;
 };
 
 }  // namespace dtsim::engine

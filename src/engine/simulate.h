@@ -30,7 +30,28 @@ struct Simulation {
   StepResult result;
 };
 
+/// Storage reused by repeated simulations on one thread (the planner keeps one per worker).
+struct Workspace {
+  schedule::StepGraph step;
+  Timeline timeline;
+};
+
+/// Simulates one step into `ws` (graph and timeline stay there) and returns its figures.
+[[nodiscard]] StepResult simulate_into(const schedule::StepSpec& s, const NetworkBackend& net, Workspace& ws);
+
 /// Simulates one step of `s` with `net` pricing collectives.
 [[nodiscard]] Simulation simulate_step(const schedule::StepSpec& s, const NetworkBackend& net);
+
+/// Like simulate_step().result, but when the step has more than `max_microbatches`
+/// micro-batches it simulates two shorter steps (m1 and m2 micro-batches, both past the
+/// pipeline's warm-up, multiples of pp for the interleaved schedule) and extrapolates each
+/// breakdown category linearly: in 1F1B and interleaved 1F1B every extra micro-batch in steady
+/// state adds the same work to the critical stage, so step time is affine in m there
+/// (tests/engine/estimate_test.cc checks it against exact runs). The planner uses this.
+[[nodiscard]] StepResult estimate_step(const schedule::StepSpec& s, const NetworkBackend& net,
+                                       std::int64_t max_microbatches, Workspace& ws);
+/// estimate_step with a temporary workspace.
+[[nodiscard]] StepResult estimate_step(const schedule::StepSpec& s, const NetworkBackend& net,
+                                       std::int64_t max_microbatches);
 
 }  // namespace dtsim::engine

@@ -1,7 +1,6 @@
 #include "engine/simulator.h"
 
 #include <algorithm>
-#include <queue>
 #include <stdexcept>
 
 namespace dtsim::engine {
@@ -12,13 +11,6 @@ using schedule::Graph;
 using schedule::Task;
 using schedule::TaskId;
 using schedule::TaskKind;
-
-struct Pending {
-  SimTime start;
-  std::uint64_t seq;
-  TaskId task;
-  bool operator>(const Pending& o) const { return start != o.start ? start > o.start : seq > o.seq; }
-};
 
 // Running communication kernels, as [start, end) intervals, pruned as time advances.
 class CommWindows {
@@ -38,82 +30,47 @@ class CommWindows {
   std::vector<std::pair<SimTime, SimTime>> windows_;
 };
 
-// Reverse edges in compressed rows: dependents of task t are pool[begin[t] .. begin[t+1]).
-struct Dependents {
-  std::vector<std::int32_t> begin;
-  std::vector<TaskId> pool;
-  [[nodiscard]] std::span<const TaskId> of(TaskId t) const {
-    auto i = static_cast<std::size_t>(t);
-    return {pool.data() + begin[i], static_cast<std::size_t>(begin[i + 1] - begin[i])};
-  }
-};
-
-// Builds the reverse edges and, per task, unfinished dependencies plus an unfinished stream predecessor.
-Dependents reverse_edges(const Graph& g, std::vector<std::int32_t>& waiting) {
-  const std::size_t n = g.tasks().size();
-  Dependents d;
-  d.begin.assign(n + 1, 0);
-  waiting.assign(n, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    auto deps = g.deps(static_cast<TaskId>(i));
-    for (TaskId x : deps) ++d.begin[static_cast<std::size_t>(x) + 1];
-    waiting[i] = static_cast<std::int32_t>(deps.size()) + (g.position(static_cast<TaskId>(i)) > 0 ? 1 : 0);
-  }
-  for (std::size_t i = 0; i < n; ++i) d.begin[i + 1] += d.begin[i];
-  d.pool.resize(static_cast<std::size_t>(d.begin[n]));
-  std::vector<std::int32_t> fill(d.begin.begin(), d.begin.end() - 1);
-  for (std::size_t i = 0; i < n; ++i)
-    for (TaskId x : g.deps(static_cast<TaskId>(i))) d.pool[static_cast<std::size_t>(fill[static_cast<std::size_t>(x)]++)] = static_cast<TaskId>(i);
-  return d;
-}
-
 }  // namespace
 
 Timeline Simulator::run(const Graph& g) const {
+  Timeline tl;
+  run(g, tl);
+  return tl;
+}
+
+void Simulator::run(const Graph& g, Timeline& tl) const {
+  // Tasks only depend on tasks added before them, so id order is a topological order: one pass
+  // computes start = max(end of the stream's previous task, ends of the dependencies), the
+  // longest-path times an event-ordered simulation yields. Communication on a rank is always
+  // added after the compute it follows, so when a compute task is reached every comm kernel
+  // that started on its rank before it is already known, as the overlap model needs.
   const auto& tasks = g.tasks();
   const std::size_t n = tasks.size();
-  Timeline tl;
+  tl.makespan = 0;
   tl.tasks.assign(n, {});
-  std::vector<std::int32_t> waiting;
-  Dependents dependents = reverse_edges(g, waiting);
-  std::vector<SimTime> ready(n, 0);
-  std::vector<Pending> heap;
-  heap.reserve(g.streams().size() * 2 + 16);
-  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> queue(std::greater<>{}, std::move(heap));
-  std::uint64_t seq = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    if (waiting[i] == 0) queue.push({0, seq++, static_cast<TaskId>(i)});
-  auto release = [&](TaskId t, SimTime at) {
-    auto u = static_cast<std::size_t>(t);
-    ready[u] = std::max(ready[u], at);
-    if (--waiting[u] == 0) queue.push({ready[u], seq++, t});
-  };
-  CommWindows comm;
-  std::size_t done = 0;
-  while (!queue.empty()) {
-    Pending p = queue.top();
-    queue.pop();
-    const Task& task = tasks[static_cast<std::size_t>(p.task)];
-    TaskTiming& timing = tl.tasks[static_cast<std::size_t>(p.task)];
+  std::vector<SimTime> stream_free(g.streams().size(), 0);
+  std::int32_t ranks = 0;
+  for (const auto& st : g.streams()) ranks = std::max(ranks, st.rank + 1);
+  std::vector<CommWindows> comm(static_cast<std::size_t>(ranks));  // per rank: comm slows its own GPU only
+  for (std::size_t i = 0; i < n; ++i) {
+    const Task& task = tasks[i];
+    TaskTiming& timing = tl.tasks[i];
+    SimTime start = stream_free[static_cast<std::size_t>(task.stream)];
+    for (TaskId d : g.deps(static_cast<TaskId>(i))) start = std::max(start, tl.tasks[static_cast<std::size_t>(d)].end);
     SimTime d = g.duration(task);
     if (task.kind == TaskKind::comm) {
       timing.comm = to_sim_time(network_.time(task.comm));
       d += timing.comm;
     }
+    auto& windows = comm[static_cast<std::size_t>(g.streams()[static_cast<std::size_t>(task.stream)].rank)];
     if (task.kind == TaskKind::compute && overlap_slowdown_ > 0 && d > 0)
-      timing.contention = static_cast<SimTime>(static_cast<double>(comm.covered_from(p.start, d)) * overlap_slowdown_);
-    timing.start = p.start;
-    timing.end = p.start + d + timing.contention;
-    if (task.kind == TaskKind::comm && d > 0) comm.add(timing.start, timing.end);
+      timing.contention = static_cast<SimTime>(static_cast<double>(windows.covered_from(start, d)) * overlap_slowdown_);
+    timing.start = start;
+    timing.end = start + d + timing.contention;
+    if (task.kind == TaskKind::comm && d > 0) windows.add(timing.start, timing.end);
+    stream_free[static_cast<std::size_t>(task.stream)] = timing.end;
     tl.makespan = std::max(tl.makespan, timing.end);
-    ++done;
-    const auto& stream = g.stream_tasks(task.stream);
-    auto next = static_cast<std::size_t>(g.position(p.task)) + 1;
-    if (next < stream.size()) release(stream[next], timing.end);
-    for (TaskId t : dependents.of(p.task)) release(t, timing.end);
   }
-  if (done != n) throw std::logic_error("engine: dependency cycle, " + std::to_string(n - done) + " tasks never ran");
-  return tl;
 }
 
 Breakdown attribute(const Graph& g, const Timeline& tl, schedule::StreamId stream) {

@@ -1,7 +1,6 @@
 #pragma once
 // A discrete-event simulator: streams per representative rank run tasks in issue order,
-// gated by dependencies. Tasks start in time order (ties by insertion order), so the same
-// input always gives the same output. Compute tasks that start while communication kernels
+// gated by dependencies; the same input always gives the same output. Compute tasks that start while communication kernels
 // run are slowed by a calibrated factor for the overlapped time.
 #include <vector>
 
@@ -31,8 +30,10 @@ class Simulator {
  public:
   explicit Simulator(const NetworkBackend& network, double overlap_slowdown)
       : network_(network), overlap_slowdown_(overlap_slowdown) {}
-  /// Runs all tasks of `g`. Throws std::logic_error if some can never start (a cycle).
+  /// Runs all tasks of `g` (a Graph cannot hold a cycle: dependencies point to earlier tasks).
   [[nodiscard]] Timeline run(const schedule::Graph& g) const;
+  /// Same, into `out`, reusing its storage.
+  void run(const schedule::Graph& g, Timeline& out) const;
 
  private:
   const NetworkBackend& network_;

@@ -32,7 +32,7 @@ std::string to_string(const Label& l) {
 
 StreamId Graph::add_stream(std::int32_t rank, std::string name) {
   streams_.push_back(Stream{rank, std::move(name)});
-  order_.emplace_back();
+  if (order_.size() < streams_.size()) order_.emplace_back();  // clear() keeps emptied stream lists
   return static_cast<StreamId>(streams_.size() - 1);
 }
 
@@ -44,6 +44,17 @@ CostId Graph::add_cost(std::vector<Segment> segments) {
   return static_cast<CostId>(costs_.size() - 1);
 }
 
+void Graph::clear() {
+  streams_.clear();
+  for (auto& o : order_) o.clear();
+  tasks_.clear();
+  position_.clear();
+  dep_begin_.clear();
+  dep_pool_.clear();
+  costs_.clear();
+  cost_total_.clear();
+}
+
 void Graph::reserve(std::size_t tasks, std::size_t deps) {
   tasks_.reserve(tasks);
   position_.reserve(tasks);
@@ -51,20 +62,27 @@ void Graph::reserve(std::size_t tasks, std::size_t deps) {
   dep_pool_.reserve(deps);
 }
 
-TaskId Graph::add_task(const Task& task, std::span<const TaskId> deps) {
+Task& Graph::emplace_task(StreamId stream_id, std::span<const TaskId> deps) {
   auto id = static_cast<TaskId>(tasks_.size());
   for (TaskId d : deps) {
     if (d < 0 || d >= id) throw std::logic_error("schedule: dependency on a task not yet added");
   }
-  if (task.cost >= static_cast<CostId>(costs_.size())) throw std::logic_error("schedule: unknown cost id");
-  auto& stream = order_.at(static_cast<std::size_t>(task.stream));
+  if (stream_id < 0 || stream_id >= static_cast<StreamId>(streams_.size())) throw std::logic_error("schedule: unknown stream");
+  auto& stream = order_[static_cast<std::size_t>(stream_id)];
   position_.push_back(static_cast<std::int32_t>(stream.size()));
   stream.push_back(id);
   if (dep_begin_.empty()) dep_begin_.push_back(0);
   dep_pool_.insert(dep_pool_.end(), deps.begin(), deps.end());
   dep_begin_.push_back(static_cast<std::int32_t>(dep_pool_.size()));
-  tasks_.push_back(task);
-  return id;
+  Task& t = tasks_.emplace_back();
+  t.stream = stream_id;
+  return t;
+}
+
+TaskId Graph::add_task(const Task& task, std::span<const TaskId> deps) {
+  if (task.cost >= static_cast<CostId>(costs_.size())) throw std::logic_error("schedule: unknown cost id");
+  emplace_task(task.stream, deps) = task;
+  return last_task();
 }
 
 std::span<const TaskId> Graph::deps(TaskId t) const {

@@ -14,7 +14,7 @@
 namespace dtsim::schedule {
 
 /// Where step time goes (DESIGN.md: the `breakdown` of `dtsim simulate`).
-enum class Category {
+enum class Category : std::uint8_t {
   compute, recompute, tp_comm, cp_comm, ep_comm, pp_comm, pp_bubble, dp_comm_exposed, optimizer, other
 };
 inline constexpr std::size_t kCategories = 10;
@@ -33,18 +33,18 @@ struct Segment {
 };
 
 /// What a task is for the overlap model.
-enum class TaskKind {
+enum class TaskKind : std::uint8_t {
   compute,  ///< runs on the SMs; slowed while communication kernels run beside it
   comm,     ///< a communication kernel (slows concurrent compute)
   marker    ///< zero-cost synchronisation point
 };
 
 /// Which communicator a collective runs on (the group kinds of topology::placement).
-enum class Group { tp, cp, dp, dp_cp, ep, pp, pp_ends, model };
+enum class Group : std::uint8_t { tp, cp, dp, dp_cp, ep, pp, pp_ends, model };
 
 /// A collective the engine's network backend prices (nccl-tests size convention).
 struct Comm {
-  enum class Op { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv } op = Op::all_reduce;
+  enum class Op : std::uint8_t { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv } op = Op::all_reduce;
   Group group = Group::dp;
   Bytes size;
 };
@@ -108,6 +108,13 @@ class Graph {
   TaskId add_task(const Task& task, std::initializer_list<TaskId> deps) {
     return add_task(task, std::span<const TaskId>(deps.begin(), deps.size()));
   }
+  /// Appends a default task on `stream` and returns it to be filled in place (no copy: the
+  /// builder's hot path). Same checks as add_task; the cost id is checked by the simulator.
+  Task& emplace_task(StreamId stream, std::span<const TaskId> deps);
+  /// Id of the task emplace_task returned last.
+  [[nodiscard]] TaskId last_task() const { return static_cast<TaskId>(tasks_.size()) - 1; }
+  /// Empties the graph, keeping its storage for the next build.
+  void clear();
   /// Reserves room for `tasks` tasks and `deps` dependency edges.
   void reserve(std::size_t tasks, std::size_t deps);
 

@@ -26,8 +26,8 @@ double bucket_params(const spec::Parallel& par) {
 
 class Builder {
  public:
-  Builder(const StepSpec& s, const CommPricer& net) : s_(s), net_(net) {}
-  StepGraph build();
+  Builder(const StepSpec& s, const CommPricer& net, StepGraph& out) : s_(s), net_(net), out_(out) {}
+  void build();
 
  private:
   std::int64_t vstage(std::int64_t stage, std::int64_t chunk) const { return chunk * p_ + stage; }
@@ -57,7 +57,7 @@ class Builder {
 
   const StepSpec& s_;
   const CommPricer& net_;
-  StepGraph out_;
+  StepGraph& out_;
   std::int64_t p_ = 1, v_ = 1, m_ = 1;
   bool zero_sharded_ = false;
   std::vector<Streams> st_;
@@ -92,21 +92,27 @@ PassCost Builder::pass_cost(std::int64_t stage, std::int64_t chunk, bool forward
 
 TaskId Builder::comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category cat, std::span<const TaskId> deps,
                      Label label) {
-  Task t{.stream = stream, .kind = TaskKind::comm, .comm = Comm{op, g, size}, .comm_category = cat,
-         .wait_category = cat, .label = label};
-  return out_.graph.add_task(t, deps);
+  Task& t = out_.graph.emplace_task(stream, deps);
+  t.kind = TaskKind::comm;
+  t.comm = Comm{op, g, size};
+  t.comm_category = cat;
+  t.wait_category = cat;
+  t.label = label;
+  return out_.graph.last_task();
 }
 
 void Builder::add_forward(std::int64_t stage, const PassRef& pass, TaskId pred_send) {
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
   auto chunk = static_cast<std::int32_t>(pass.chunk), mb = static_cast<std::int32_t>(pass.microbatch);
-  Task t{.stream = ss.compute, .kind = TaskKind::compute, .cost = pass_cost_id(stage, pass.chunk, true),
-         .label = {Label::Kind::forward, chunk, mb}};
+  CostId cost = pass_cost_id(stage, pass.chunk, true);
   TaskId deps[2];
   std::size_t n = 0;
   if (pred_send >= 0) deps[n++] = pred_send;
   if (pass.microbatch == 0 && !param_gather_.empty()) deps[n++] = param_gather_[static_cast<std::size_t>(stage * v_ + pass.chunk)];
-  TaskId f = out_.graph.add_task(t, std::span<const TaskId>(deps, n));
+  Task& t = out_.graph.emplace_task(ss.compute, std::span<const TaskId>(deps, n));
+  t.cost = cost;
+  t.label = {Label::Kind::forward, chunk, mb};
+  TaskId f = out_.graph.last_task();
   fwd_task_[idx(stage, pass.chunk, pass.microbatch)] = f;
   if (vstage(stage, pass.chunk) + 1 < p_ * v_)
     fwd_send_[idx(stage, pass.chunk, pass.microbatch)] = comm(ss.pp_fwd, Comm::Op::send_recv, Group::pp, p2p_bytes_,
@@ -150,9 +156,11 @@ void Builder::add_backward(std::int64_t stage, const PassRef& pass, TaskId succ_
   if (pass.microbatch == m_ - 1 && s_.par.dp * s_.par.cp > 1) {
     add_grad_reduce(stage, pass.chunk, pass_cost(stage, pass.chunk, false), deps, last);
   } else {
-    Task t{.stream = ss.compute, .kind = TaskKind::compute, .cost = pass_cost_id(stage, pass.chunk, false),
-           .label = {Label::Kind::backward, chunk, mb}};
-    last = out_.graph.add_task(t, deps);
+    CostId cost = pass_cost_id(stage, pass.chunk, false);
+    Task& t = out_.graph.emplace_task(ss.compute, deps);
+    t.cost = cost;
+    t.label = {Label::Kind::backward, chunk, mb};
+    last = out_.graph.last_task();
   }
   if (vstage(stage, pass.chunk) > 0)
     bwd_send_[idx(stage, pass.chunk, pass.microbatch)] = comm(ss.pp_bwd, Comm::Op::send_recv, Group::pp, p2p_bytes_,
@@ -240,7 +248,12 @@ void Builder::finish_step() {
   }
 }
 
-StepGraph Builder::build() {
+void Builder::build() {
+  out_.graph.clear();
+  out_.compute.clear();
+  out_.end.clear();
+  out_.layer.clear();
+  out_.hardware_flops = Flops{0};
   p_ = s_.par.pp;
   v_ = s_.par.vp;
   m_ = spec::micro_batches(s_.par, s_.train);
@@ -284,11 +297,16 @@ StepGraph Builder::build() {
     if (cursor[static_cast<std::size_t>(i)] != order[static_cast<std::size_t>(i)].size())
       throw std::logic_error("schedule: pipeline order deadlocks at stage " + std::to_string(i));
   finish_step();
-  return std::move(out_);
 }
 
 }  // namespace
 
-StepGraph build_step(const StepSpec& s, const CommPricer& net) { return Builder(s, net).build(); }
+void build_step(const StepSpec& s, const CommPricer& net, StepGraph& out) { Builder(s, net, out).build(); }
+
+StepGraph build_step(const StepSpec& s, const CommPricer& net) {
+  StepGraph out;
+  build_step(s, net, out);
+  return out;
+}
 
 }  // namespace dtsim::schedule

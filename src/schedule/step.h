@@ -22,5 +22,7 @@ struct StepGraph {
 
 /// Builds the step for `s`. Throws std::logic_error on an internal inconsistency.
 [[nodiscard]] StepGraph build_step(const StepSpec& s, const CommPricer& net);
+/// Same, into `out`, reusing its storage (the planner builds thousands of steps per thread).
+void build_step(const StepSpec& s, const CommPricer& net, StepGraph& out);
 
 }  // namespace dtsim::schedule

@@ -1,0 +1,113 @@
+// `dtsim plan`: search the layout space for the fastest (or cheapest) configs that fit.
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <mutex>
+
+#include "cli/commands.h"
+#include "cli/job_flags.h"
+#include "core/errors.h"
+#include "plan/planner.h"
+#include "report/plan_report.h"
+#include "spec/load.h"
+
+namespace dtsim::cli {
+namespace {
+
+struct PlanArgs {
+  JobFlags job;
+  std::size_t top = 10;
+  bool csv = false;
+  std::int64_t max_tp = 0, max_mbs = 16;
+  std::vector<std::string> fix;
+  std::string objective = "time";
+  double price = 0;
+  unsigned threads = 0;
+};
+
+// --fix key=value; keys as in the space (recompute and sp take names).
+void parse_fix(const std::string& f, plan::Request& r) {
+  auto eq = f.find('=');
+  std::string key = f.substr(0, eq), val = eq == std::string::npos ? "" : f.substr(eq + 1);
+  static const char* keys[] = {"tp", "pp", "dp", "cp", "ep", "vp", "mbs", "zero", "sp", "recompute"};
+  if (eq == std::string::npos || std::find(std::begin(keys), std::end(keys), key) == std::end(keys))
+    throw SpecError("--fix", "expected KEY=VALUE with KEY one of tp, pp, dp, cp, ep, vp, mbs, zero, sp, recompute, got \"" + f + "\"");
+  if (key == "recompute") {
+    const char* names[] = {"none", "selective", "full"};
+    auto it = std::find(std::begin(names), std::end(names), val);
+    if (it == std::end(names)) throw SpecError("--fix", "expected recompute=none|selective|full, got \"" + f + "\"");
+    r.fixed[key] = it - std::begin(names);
+  } else if (key == "sp") {
+    if (val != "on" && val != "off") throw SpecError("--fix", "expected sp=on|off, got \"" + f + "\"");
+    r.fixed[key] = val == "on";
+  } else {
+    try {
+      std::size_t used = 0;
+      long long v = std::stoll(val, &used);
+      if (used != val.size() || v < 0) throw std::invalid_argument("not a count");
+      r.fixed[key] = v;
+    } catch (const std::exception&) {
+      throw SpecError("--fix", "expected " + key + "=N with N a non-negative integer, got \"" + f + "\"");
+    }
+  }
+}
+
+int run_plan(const PlanArgs& a) {
+  if (a.job.gpus == 0) throw SpecError("--gpus", "expected a GPU count, got none");
+  spec::Model model = spec::load_model(a.job.model, "--model");
+  spec::Cluster cluster = spec::load_cluster(a.job.cluster, "--cluster");
+  spec::Calibration cal = a.job.calibration.empty() ? spec::load_calibration(cluster.calibration, "--cluster")
+                                                    : spec::load_calibration(a.job.calibration, "--calibration");
+  plan::Request r{&model, &cluster, &cal, resolve_software(a.job, cal.software), a.job.gpus, a.job.gbs, a.job.seq};
+  JobFlags probe = a.job;
+  r.precision = a.job.precision == "fp16" ? spec::Dtype::fp16 : a.job.precision == "fp8" ? spec::Dtype::fp8 : spec::Dtype::bf16;
+  if (a.job.precision != "fp16" && a.job.precision != "bf16" && a.job.precision != "fp8")
+    throw SpecError("--precision", "expected one of fp16, bf16, fp8, got \"" + a.job.precision + "\"");
+  spec::Dtype sixteen = r.precision == spec::Dtype::fp16 ? spec::Dtype::fp16 : spec::Dtype::bf16;
+  r.grad_dtype = a.job.grad_dtype == "fp32" ? spec::Dtype::fp32 : a.job.grad_dtype.empty()
+                     ? (r.software.fp32_grads ? spec::Dtype::fp32 : sixteen) : sixteen;
+  r.max_tp = a.max_tp;
+  r.max_mbs = a.max_mbs;
+  for (const std::string& f : a.fix) parse_fix(f, r);
+  plan::Options o;
+  o.threads = a.threads;
+  if (a.objective == "cost") {
+    if (a.price <= 0) throw SpecError("--price-per-gpu-hour", "expected a price > 0 for --objective cost, got none");
+    o.objective = plan::Objective::cost_per_token;
+    o.price_per_gpu_hour = a.price;
+  } else if (a.objective != "time") {
+    throw SpecError("--objective", "expected time or cost, got \"" + a.objective + "\"");
+  }
+  std::mutex io;
+  if (isatty(STDERR_FILENO)) {
+    o.progress = [&io](std::size_t done, std::size_t total) {
+      std::lock_guard<std::mutex> lock(io);
+      std::cerr << "\rsimulating " << done << "/" << total << (done == total ? "\n" : "") << std::flush;
+    };
+  }
+  plan::Plan p = plan::plan(r, o);
+  auto fmt = a.job.json ? report::PlanFormat::json : a.csv ? report::PlanFormat::csv : report::PlanFormat::text;
+  std::cout << report::plan_report(r, p, o, a.top, fmt);
+  return 0;
+}
+
+}  // namespace
+
+void add_plan(CLI::App& app, Action& action) {
+  auto a = std::make_shared<PlanArgs>();
+  CLI::App* p = app.add_subcommand("plan", "Find the fastest layouts that fit, and explain the choice");
+  add_job_flags(*p, a->job, false);
+  p->add_option("--top", a->top, "Configs to print")->check(CLI::Range(1, 100000));
+  p->add_flag("--csv", a->csv, "Print CSV");
+  p->add_option("--max-tp", a->max_tp, "Largest TP degree (default: GPUs per node)")->check(CLI::Range(1, 1 << 16));
+  p->add_option("--max-mbs", a->max_mbs, "Largest micro-batch tried (powers of 2)")->check(CLI::Range(1, 1 << 16));
+  p->add_option("--fix", a->fix, "Fix a field, e.g. --fix tp=8 --fix recompute=selective (repeatable)");
+  p->add_option("--objective", a->objective, "time (step time) or cost (dollars per million tokens)");
+  p->add_option("--price-per-gpu-hour", a->price, "Dollars per GPU-hour for --objective cost");
+  p->add_option("--threads", a->threads, "Worker threads (default: all cores)")->check(CLI::Range(1, 1024));
+  p->callback([a, &action] { action = [a] { return run_plan(*a); }; });
+}
+
+}  // namespace dtsim::cli

@@ -1,0 +1,18 @@
+#pragma once
+// `dtsim plan` output: ranked table, JSON or CSV, and why the winner wins.
+#include <string>
+
+#include "plan/planner.h"
+
+namespace dtsim::report {
+
+enum class PlanFormat { text, json, csv };
+
+/// The top `top` configs of `p`, pruning counts and (text) the winner's explanation.
+[[nodiscard]] std::string plan_report(const plan::Request& r, const plan::Plan& p, const plan::Options& o,
+                                      std::size_t top, PlanFormat f);
+
+/// Why `a` beats `b`: the breakdown categories that differ most, and `a`'s memory headroom.
+[[nodiscard]] std::string explain(const plan::Result& a, const plan::Result& b);
+
+}  // namespace dtsim::report
