@@ -52,14 +52,17 @@ void Simulator::run(const Graph& g, Timeline& tl) const {
   std::int32_t ranks = 0;
   for (const auto& st : g.streams()) ranks = std::max(ranks, st.rank + 1);
   std::vector<CommWindows> comm(static_cast<std::size_t>(ranks));  // per rank: comm slows its own GPU only
+  std::vector<SimTime> priced(g.comm_count(), -1);                  // each distinct collective priced once
   for (std::size_t i = 0; i < n; ++i) {
     const Task& task = tasks[i];
     TaskTiming& timing = tl.tasks[i];
     SimTime start = stream_free[static_cast<std::size_t>(task.stream)];
     for (TaskId d : g.deps(static_cast<TaskId>(i))) start = std::max(start, tl.tasks[static_cast<std::size_t>(d)].end);
     SimTime d = g.duration(task);
-    if (task.kind == TaskKind::comm) {
-      timing.comm = to_sim_time(network_.time(task.comm));
+    if (task.kind == TaskKind::comm && task.comm >= 0) {
+      SimTime& p = priced[static_cast<std::size_t>(task.comm)];
+      if (p < 0) p = to_sim_time(network_.time(g.comm(task.comm)));
+      timing.comm = p;
       d += timing.comm;
     }
     auto& windows = comm[static_cast<std::size_t>(g.streams()[static_cast<std::size_t>(task.stream)].rank)];

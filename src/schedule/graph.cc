@@ -44,7 +44,15 @@ CostId Graph::add_cost(std::vector<Segment> segments) {
   return static_cast<CostId>(costs_.size() - 1);
 }
 
+CommId Graph::add_comm(const Comm& c) {
+  for (std::size_t i = 0; i < comms_.size(); ++i)
+    if (comms_[i].op == c.op && comms_[i].group == c.group && comms_[i].size == c.size) return static_cast<CommId>(i);
+  comms_.push_back(c);
+  return static_cast<CommId>(comms_.size() - 1);
+}
+
 void Graph::clear() {
+  comms_.clear();
   streams_.clear();
   for (auto& o : order_) o.clear();
   tasks_.clear();

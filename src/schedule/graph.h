@@ -73,6 +73,8 @@ struct Label {
 
 /// Index of an interned list of segments (a pass's busy time by category); -1 = none.
 using CostId = std::int32_t;
+/// Index of an interned collective; -1 = none.
+using CommId = std::int32_t;
 
 /// One unit of work on one stream. A task starts when its stream's previous task and all its
 /// dependencies have finished; streams run their tasks in the order they were added.
@@ -80,8 +82,9 @@ struct Task {
   StreamId stream = 0;
   TaskKind kind = TaskKind::compute;
   CostId cost = -1;                   ///< busy time by category (compute tasks, markers)
-  /// For comm tasks: what the network backend prices; the task's time goes to `comm_category`.
-  Comm comm;
+  /// For comm tasks: the collective the network backend prices (Graph::comm); its time goes to
+  /// `comm_category`.
+  CommId comm = -1;
   Category comm_category = Category::dp_comm_exposed;
   /// How idle time on a stream is called when it waits for this task: pp_comm (a p2p transfer;
   /// the remainder of the wait is pp_bubble), dp_comm_exposed, pp_bubble, ...
@@ -103,6 +106,12 @@ class Graph {
   StreamId add_stream(std::int32_t rank, std::string name);
   /// Interns a list of segments (one per distinct pass); returns its id.
   CostId add_cost(std::vector<Segment> segments);
+  /// Interns a collective; the same op, group and size gives the same id.
+  CommId add_comm(const Comm& c);
+  /// The collective `id` names.
+  [[nodiscard]] const Comm& comm(CommId id) const { return comms_[static_cast<std::size_t>(id)]; }
+  /// Number of distinct collectives.
+  [[nodiscard]] std::size_t comm_count() const { return comms_.size(); }
   /// Appends a task to its stream; throws std::logic_error on a dependency not yet added.
   TaskId add_task(const Task& task, std::span<const TaskId> deps = {});
   TaskId add_task(const Task& task, std::initializer_list<TaskId> deps) {
@@ -140,6 +149,7 @@ class Graph {
   std::vector<std::int32_t> position_;
   std::vector<std::int32_t> dep_begin_;  ///< tasks_.size() + 1 offsets into dep_pool_
   std::vector<TaskId> dep_pool_;
+  std::vector<Comm> comms_;
   std::vector<std::vector<Segment>> costs_;
   std::vector<SimTime> cost_total_;
 };

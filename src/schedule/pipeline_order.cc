@@ -27,7 +27,18 @@ spec::PipelineSchedule default_schedule(const spec::Parallel& par) {
 
 std::vector<PassRef> stage_order(spec::PipelineSchedule schedule, std::int64_t pp, std::int64_t vp, std::int64_t m,
                                  std::int64_t stage) {
-  if (schedule == spec::PipelineSchedule::gpipe) return gpipe(m);
+  std::vector<PassRef> out;
+  stage_order(schedule, pp, vp, m, stage, out);
+  return out;
+}
+
+void stage_order(spec::PipelineSchedule schedule, std::int64_t pp, std::int64_t vp, std::int64_t m, std::int64_t stage,
+                 std::vector<PassRef>& out) {
+  out.clear();
+  if (schedule == spec::PipelineSchedule::gpipe) {
+    out = gpipe(m);
+    return;
+  }
   std::int64_t total = m * vp;
   std::int64_t warmup = 0;
   if (schedule == spec::PipelineSchedule::interleaved)
@@ -36,7 +47,6 @@ std::vector<PassRef> stage_order(spec::PipelineSchedule schedule, std::int64_t p
     warmup = std::min(pp - stage - 1, m);
   auto fwd = [&](std::int64_t k) { return vp > 1 ? interleaved_pass(true, k, pp, vp) : PassRef{true, 0, k}; };
   auto bwd = [&](std::int64_t k) { return vp > 1 ? interleaved_pass(false, k, pp, vp) : PassRef{false, 0, k}; };
-  std::vector<PassRef> out;
   out.reserve(static_cast<std::size_t>(2 * total));
   for (std::int64_t k = 0; k < warmup; ++k) out.push_back(fwd(k));
   for (std::int64_t k = 0; k < total - warmup; ++k) {
@@ -44,7 +54,6 @@ std::vector<PassRef> stage_order(spec::PipelineSchedule schedule, std::int64_t p
     out.push_back(bwd(k));
   }
   for (std::int64_t k = total - warmup; k < total; ++k) out.push_back(bwd(k));
-  return out;
 }
 
 }  // namespace dtsim::schedule

@@ -26,5 +26,8 @@ struct PassRef {
 /// (k div pv)*p + k mod p; backward chunks in reverse.
 [[nodiscard]] std::vector<PassRef> stage_order(spec::PipelineSchedule schedule, std::int64_t pp, std::int64_t vp,
                                                std::int64_t m, std::int64_t stage);
+/// Same, into `out` (cleared first), reusing its storage.
+void stage_order(spec::PipelineSchedule schedule, std::int64_t pp, std::int64_t vp, std::int64_t m, std::int64_t stage,
+                 std::vector<PassRef>& out);
 
 }  // namespace dtsim::schedule

@@ -50,6 +50,8 @@ class Builder {
   void finish_step();
   TaskId comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category cat, std::span<const TaskId> deps,
               Label label);
+  /// A p2p send of one micro-batch's activations or gradients (interned once per build).
+  TaskId send(StreamId stream, TaskId after, Label label);
   TaskId comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category cat, std::initializer_list<TaskId> deps,
               Label label) {
     return comm(stream, op, g, size, cat, std::span<const TaskId>(deps.begin(), deps.size()), label);
@@ -61,11 +63,24 @@ class Builder {
   std::int64_t p_ = 1, v_ = 1, m_ = 1;
   bool zero_sharded_ = false;
   std::vector<Streams> st_;
-  std::vector<TaskId> fwd_send_, bwd_send_, fwd_task_, param_gather_;
-  std::vector<std::vector<TaskId>> grad_done_;  // per stage: tasks the grad-norm sync waits for
+  std::vector<TaskId>& fwd_send_ = out_.scratch.fwd_send;
+  std::vector<TaskId>& bwd_send_ = out_.scratch.bwd_send;
+  std::vector<std::vector<TaskId>>& grad_done_ = out_.scratch.grad_done;  // per stage: what the grad-norm sync waits for
+  std::vector<TaskId> param_gather_;
   std::vector<CostId> pass_costs_;               // per (stage, chunk, direction), -2 = not yet
   Bytes p2p_bytes_;
+  CommId p2p_comm_ = -1;
 };
+
+TaskId Builder::send(StreamId stream, TaskId after, Label label) {
+  Task& t = out_.graph.emplace_task(stream, std::span<const TaskId>(&after, 1));
+  t.kind = TaskKind::comm;
+  t.comm = p2p_comm_;
+  t.comm_category = Category::pp_comm;
+  t.wait_category = Category::pp_comm;
+  t.label = label;
+  return out_.graph.last_task();
+}
 
 CostId Builder::pass_cost_id(std::int64_t stage, std::int64_t chunk, bool forward) {
   auto& id = pass_costs_[static_cast<std::size_t>((stage * v_ + chunk) * 2 + (forward ? 0 : 1))];
@@ -94,7 +109,7 @@ TaskId Builder::comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category
                      Label label) {
   Task& t = out_.graph.emplace_task(stream, deps);
   t.kind = TaskKind::comm;
-  t.comm = Comm{op, g, size};
+  t.comm = out_.graph.add_comm(Comm{op, g, size});
   t.comm_category = cat;
   t.wait_category = cat;
   t.label = label;
@@ -113,10 +128,8 @@ void Builder::add_forward(std::int64_t stage, const PassRef& pass, TaskId pred_s
   t.cost = cost;
   t.label = {Label::Kind::forward, chunk, mb};
   TaskId f = out_.graph.last_task();
-  fwd_task_[idx(stage, pass.chunk, pass.microbatch)] = f;
   if (vstage(stage, pass.chunk) + 1 < p_ * v_)
-    fwd_send_[idx(stage, pass.chunk, pass.microbatch)] = comm(ss.pp_fwd, Comm::Op::send_recv, Group::pp, p2p_bytes_,
-                                                              Category::pp_comm, {f}, {Label::Kind::send_activations, chunk, mb});
+    fwd_send_[idx(stage, pass.chunk, pass.microbatch)] = send(ss.pp_fwd, f, {Label::Kind::send_activations, chunk, mb});
 }
 
 void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, const PassCost& cost, std::vector<TaskId>& deps,
@@ -163,8 +176,7 @@ void Builder::add_backward(std::int64_t stage, const PassRef& pass, TaskId succ_
     last = out_.graph.last_task();
   }
   if (vstage(stage, pass.chunk) > 0)
-    bwd_send_[idx(stage, pass.chunk, pass.microbatch)] = comm(ss.pp_bwd, Comm::Op::send_recv, Group::pp, p2p_bytes_,
-                                                              Category::pp_comm, {last}, {Label::Kind::send_gradients, chunk, mb});
+    bwd_send_[idx(stage, pass.chunk, pass.microbatch)] = send(ss.pp_bwd, last, {Label::Kind::send_gradients, chunk, mb});
   if (pass.microbatch == m_ - 1 && pass.chunk == 0) grad_done_[static_cast<std::size_t>(stage)].push_back(last);
 }
 
@@ -269,22 +281,25 @@ void Builder::build() {
   std::size_t n = static_cast<std::size_t>(p_ * v_ * m_);
   fwd_send_.assign(n, -1);
   bwd_send_.assign(n, -1);
-  fwd_task_.assign(n, -1);
-  grad_done_.assign(static_cast<std::size_t>(p_), {});
+  grad_done_.resize(static_cast<std::size_t>(p_));
+  for (auto& g : grad_done_) g.clear();
   pass_costs_.assign(static_cast<std::size_t>(p_ * v_ * 2), -2);
   {
     cost::LayerShape sh = cost::layer_shape(*s_.model, s_.par, s_.train.micro_batch, s_.train.seq_len);
     // Megatron sends b*s/cp x h activations, split over the TP ranks (SP, or SC'21's scatter-gather).
     p2p_bytes_ = bytes(sh.tokens * sh.hidden * 2.0 / sh.tp);
+    p2p_comm_ = out_.graph.add_comm(Comm{Comm::Op::send_recv, Group::pp, p2p_bytes_});
   }
   out_.graph.reserve(n * 4 + static_cast<std::size_t>(p_) * 64, n * 5 + static_cast<std::size_t>(p_ * p_) * 8);
   add_param_gathers();
   auto schedule = default_schedule(s_.par);
-  std::vector<std::vector<PassRef>> order;
-  for (std::int64_t i = 0; i < p_; ++i) order.push_back(stage_order(schedule, p_, v_, m_, i));
+  auto& order = out_.scratch.order;
+  order.resize(static_cast<std::size_t>(p_));
+  for (std::int64_t i = 0; i < p_; ++i) stage_order(schedule, p_, v_, m_, i, order[static_cast<std::size_t>(i)]);
   // Add passes in an order that respects cross-stage dependencies: sweep the stages, each
   // adding passes until one waits for a send not yet added.
-  std::vector<std::size_t> cursor(static_cast<std::size_t>(p_), 0);
+  auto& cursor = out_.scratch.cursor;
+  cursor.assign(static_cast<std::size_t>(p_), 0);
   for (bool progress = true; progress;) {
     progress = false;
     for (std::int64_t i = 0; i < p_; ++i) {

@@ -7,8 +7,17 @@
 
 #include "schedule/graph.h"
 #include "schedule/pass_cost.h"
+#include "schedule/pipeline_order.h"
 
 namespace dtsim::schedule {
+
+/// Scratch arrays of the builder, kept with the graph so repeated builds reuse their storage.
+struct BuildScratch {
+  std::vector<TaskId> fwd_send, bwd_send;
+  std::vector<std::vector<PassRef>> order;
+  std::vector<std::vector<TaskId>> grad_done;
+  std::vector<std::size_t> cursor;
+};
 
 /// The graph plus what the simulator's caller needs to read results.
 struct StepGraph {
@@ -18,6 +27,7 @@ struct StepGraph {
   std::vector<LayerCost> layer;   ///< per-layer cost (identical for every stage; kept for reports)
   std::vector<std::int64_t> stage_layers;
   Flops hardware_flops;           ///< per representative rank of the busiest stage, incl. recompute
+  BuildScratch scratch;           ///< builder storage, reused by the next build
 };
 
 /// Builds the step for `s`. Throws std::logic_error on an internal inconsistency.

@@ -39,7 +39,7 @@ TEST_CASE("engine::Simulator: overlapped communication slows compute", "[engine]
   Graph g;
   StreamId c = g.add_stream(0, "compute"), d = g.add_stream(0, "dp");
   Task comm{.stream = d, .kind = TaskKind::comm};
-  comm.comm = Comm{Comm::Op::all_reduce, Group::dp, bytes(1000)};  // 1000 ns = 1e6 ticks at 1 GB/s
+  comm.comm = g.add_comm(Comm{Comm::Op::all_reduce, Group::dp, bytes(1000)});  // 1000 ns = 1e6 ticks at 1 GB/s
   g.add_task(comm);
   TaskId work = compute(g, c, 2'000'000);
   NoNetwork net;
