@@ -67,8 +67,9 @@ class Enumerator {
   Space space_;
 };
 
-// For one layout and micro-batch: SP on dominates SP off (same TP traffic, less element-wise work
-// and memory), and the least recomputation that fits dominates more of it.
+// For one layout and micro-batch: the least recomputation that fits dominates more of it (same
+// work plus recompute). SP is not pruned: with NVLS an all-reduce can beat the all-gather and
+// reduce-scatter SP needs (tests/plan/planner_test.cc found such a case).
 void Enumerator::training(const spec::Parallel& base) {
   for (std::int64_t mbs : mbs_values(r_, base.dp)) {
     if (!allowed(r_, "mbs", mbs)) { count("filtered"); continue; }
@@ -80,7 +81,6 @@ void Enumerator::training(const spec::Parallel& base) {
         par.zero_stage = zero;
         par.sequence_parallel = sp == 1;
         if (!allowed(r_, "sp", sp)) { count("filtered"); continue; }
-        if (sp == 0 && base.tp > 1 && !r_.fixed.count("sp")) { count("dominated: sp off (sp on is never slower)"); continue; }
         spec::Training t{.micro_batch = mbs, .global_batch = r_.global_batch, .seq_len = r_.seq_len,
                          .precision = r_.precision, .grad_dtype = r_.grad_dtype};
         if (std::string why = invalid_reason(r_, par, t); !why.empty()) { count(why); continue; }

@@ -46,8 +46,8 @@ struct Space {
 /// Enumerates TP (divisors of the GPUs per node, up to max_tp), PP, CP, DP, EP, VP, micro-batch,
 /// ZeRO 0-3, recompute none/selective/full and SP, and prunes: fixed-value filters, invalid
 /// layouts (Megatron's rules, counted by rule), configs that do not fit in memory (checked
-/// before any simulation), and dominated ones (SP off when SP on exists; more recomputation
-/// than the least that fits). Deterministic order.
+/// before any simulation), and dominated ones (more recomputation than the least that fits).
+/// Deterministic order.
 [[nodiscard]] Space enumerate(const Request& r);
 
 }  // namespace dtsim::plan
