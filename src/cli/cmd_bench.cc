@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "engine/analytical.h"
 #include "engine/simulate.h"
+#include "plan/planner.h"
 #include "report/table.h"
 #include "spec/calibration.h"
 #include "spec/load.h"
@@ -42,6 +43,23 @@ double time_simulate(const BenchCase& c, int reps) {
   return t[t.size() / 2];
 }
 
+// Issue 5's planner case: GPT-3 175B on 1,024 A100s, gbs 1536, seq 2048, fp16, whole space.
+struct PlanSpeed {
+  std::size_t evaluated = 0;
+  double seconds = 0;
+};
+
+PlanSpeed time_plan(unsigned threads) {
+  spec::Model m = spec::load_model("gpt3-175b");
+  spec::Cluster cl = spec::load_cluster("dgx-a100");
+  spec::Calibration cal = spec::load_calibration(cl.calibration);
+  plan::Request r{&m, &cl, &cal, cal.software, 1024, 1536, 2048};
+  r.precision = spec::Dtype::fp16;
+  r.grad_dtype = spec::Dtype::fp32;
+  plan::Plan p = plan::plan(r, plan::Options{.threads = threads});
+  return {p.ranked.size(), p.seconds};
+}
+
 double peak_rss_mib() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -69,6 +87,12 @@ int run_bench(int reps) {
   std::cout << t.render() << "\nratio dp128 / dp8 wall time: " << fixed(t128 / t8, 3) << " (target <= 1.5)\n"
             << "405B on 16,384 GPUs: " << fixed(t_big * 1e3, 3) << " ms (target < 100 ms)\n"
             << "peak resident memory of this process: " << fixed(peak_rss_mib(), 1) << " MiB (target < 256 MB)\n";
+  PlanSpeed one = time_plan(1), all = time_plan(0);
+  std::cout << "\nplan gpt3-175b on 1024 A100s (gbs 1536, seq 2048, fp16): " << all.evaluated << " configurations\n"
+            << "  1 thread:    " << fixed(one.seconds, 3) << " s, " << fixed(one.evaluated / one.seconds, 0) << " configs/s\n"
+            << "  all cores:   " << fixed(all.seconds, 3) << " s, " << fixed(all.evaluated / all.seconds, 0)
+            << " configs/s (target >= 10,000 on 2 cores; speedup over 1 thread " << fixed(one.seconds / all.seconds, 2)
+            << "x)\n";
   return 0;
 }
 
