@@ -107,8 +107,7 @@ Calibration parse_calibration(const std::string& text, const std::string& file) 
 }
 
 Calibration load_calibration(const std::string& name_or_path, const std::string& flag) {
-  std::string path = resolve_preset("calibration", name_or_path, flag);
-  return parse_calibration(read_json_file(path).dump(), path);
+  return load_spec("calibration", name_or_path, flag, parse_calibration);
 }
 
 }  // namespace dtsim::spec

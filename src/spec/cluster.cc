@@ -101,8 +101,7 @@ Cluster parse_cluster(const std::string& text, const std::string& file) {
 }
 
 Cluster load_cluster(const std::string& name_or_path, const std::string& flag) {
-  std::string path = resolve_preset("topologies", name_or_path, flag);
-  return parse_cluster(read_json_file(path).dump(), path);
+  return load_spec("topologies", name_or_path, flag, parse_cluster);
 }
 
 }  // namespace dtsim::spec

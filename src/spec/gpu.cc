@@ -59,8 +59,7 @@ Gpu parse_gpu(const std::string& text, const std::string& file) {
 }
 
 Gpu load_gpu(const std::string& name_or_path, const std::string& flag) {
-  std::string path = resolve_preset("topologies/gpus", name_or_path, flag);
-  return parse_gpu(read_json_file(path).dump(), path);
+  return load_spec("topologies/gpus", name_or_path, flag, parse_gpu);
 }
 
 }  // namespace dtsim::spec

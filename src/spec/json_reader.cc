@@ -42,13 +42,14 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& file)
   }
 }
 
-nlohmann::json read_json_file(const std::string& path) {
+std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SpecError(path, std::string("cannot open file (") + std::strerror(errno) + ")");
   std::ostringstream ss;
   ss << in.rdbuf();
-  return parse_json_text(ss.str(), path);
+  return ss.str();
 }
+
 
 std::string describe(const nlohmann::json& v) {
   switch (v.type()) {

@@ -16,8 +16,8 @@ namespace dtsim::spec {
 
 /// Parses `text` as JSON; throws SpecError("file", "malformed JSON at line L, column C: ...").
 [[nodiscard]] nlohmann::json parse_json_text(const std::string& text, const std::string& file);
-/// Reads and parses a file; throws SpecError naming the file when missing or malformed.
-[[nodiscard]] nlohmann::json read_json_file(const std::string& path);
+/// Reads a whole file; throws SpecError naming the file when it cannot be opened.
+[[nodiscard]] std::string read_text_file(const std::string& path);
 /// Short description of a JSON value for error messages: `"abc"`, `-3`, `an array`, `null`.
 [[nodiscard]] std::string describe(const nlohmann::json& v);
 

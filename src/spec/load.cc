@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/errors.h"
+#include "spec/json_reader.h"
 
 namespace dtsim::spec {
 
@@ -11,6 +12,8 @@ std::string data_dir() {
   const char* env = std::getenv("DTSIM_DATA_DIR");
   return env != nullptr && *env != '\0' ? std::string(env) : std::string(DTSIM_DATA_DIR);
 }
+
+std::string read_spec_text(const std::string& path) { return read_text_file(path); }
 
 std::string resolve_preset(const std::string& subdir, const std::string& name_or_path, const std::string& flag) {
   namespace fs = std::filesystem;

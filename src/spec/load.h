@@ -16,6 +16,16 @@ namespace dtsim::spec {
 /// Throws SpecError naming `flag` when neither exists.
 [[nodiscard]] std::string resolve_preset(const std::string& subdir, const std::string& name_or_path,
                                          const std::string& flag);
+/// The text of a spec file; throws SpecError naming the file when it cannot be read.
+[[nodiscard]] std::string read_spec_text(const std::string& path);
+
+/// Resolves a preset or path and parses it with `parse(text, file)`: the one way every spec loads.
+template <class Parse>
+[[nodiscard]] auto load_spec(const std::string& subdir, const std::string& name_or_path, const std::string& flag,
+                             Parse parse) {
+  std::string path = resolve_preset(subdir, name_or_path, flag);
+  return parse(read_spec_text(path), path);
+}
 
 /// Parses a model from JSON text: dtsim's model format, or a Hugging Face config.json
 /// (detected by its "model_type"/"architectures" keys). Throws SpecError with file and pointer.

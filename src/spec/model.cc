@@ -61,9 +61,7 @@ Model parse_model(const std::string& text, const std::string& file) {
 }
 
 Model load_model(const std::string& name_or_path, const std::string& flag) {
-  std::string path = resolve_preset("models", name_or_path, flag);
-  nlohmann::json j = read_json_file(path);
-  return parse_model(j.dump(), path);
+  return load_spec("models", name_or_path, flag, parse_model);
 }
 
 }  // namespace dtsim::spec

@@ -125,7 +125,7 @@ ValidationFile parse_validation_file(const std::string& text, const std::string&
 }
 
 ValidationFile load_validation_file(const std::string& path) {
-  return parse_validation_file(read_json_file(path).dump(), path);
+  return parse_validation_file(read_spec_text(path), path);
 }
 
 ResolvedCase resolve_case(const ValidationCase& c, const std::string& file) {
