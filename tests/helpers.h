@@ -9,6 +9,19 @@ namespace dtsim::test {
 /// Path of a file in the source tree.
 inline std::string source_path(const std::string& rel) { return std::string(DTSIM_SOURCE_DIR) + "/" + rel; }
 
+/// A JSON object from "key": value lines, leaving out the line of key `drop` and appending
+/// `extra` (more "key": value text) -- how tests vary one field of a valid spec.
+template <std::size_t N>
+std::string json_object(const std::string (&lines)[N], const std::string& extra, const std::string& drop) {
+  std::string body;
+  for (const std::string& k : lines) {
+    if (!drop.empty() && k.find("\"" + drop + "\"") == 0) continue;
+    body += (body.empty() ? "" : ",\n") + k;
+  }
+  if (!extra.empty()) body += ",\n" + extra;
+  return "{\n" + body + "\n}";
+}
+
 /// Result of running the dtsim binary.
 struct Run {
   int status = -1;

@@ -26,13 +26,7 @@ std::string llama(const std::string& extra = "", const std::string& drop = "") {
                         R"("hidden_size": 4096)",           R"("num_attention_heads": 32)",
                         R"("num_key_value_heads": 8)",      R"("intermediate_size": 14336)",
                         R"("vocab_size": 128256)",          R"("hidden_act": "silu")"};
-  std::string body;
-  for (const std::string& k : keys) {
-    if (!drop.empty() && k.find("\"" + drop + "\"") == 0) continue;
-    body += (body.empty() ? "" : ",\n") + k;
-  }
-  if (!extra.empty()) body += ",\n" + extra;
-  return "{\n" + body + "\n}";
+  return dtsim::test::json_object(keys, extra, drop);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "helpers.h"
+
 #include "core/errors.h"
 #include "cost/model_stats.h"
 #include "spec/load.h"
@@ -16,13 +18,7 @@ std::string gpt3(const std::string& extra = "", const std::string& drop = "") {
                         R"("kv_heads": 96)", R"("ffn_hidden": 49152)", R"("activation": "gelu")",
                         R"("vocab": 51200)", R"("position_embedding": "learned")", R"("max_position": 2048)",
                         R"("tied_embeddings": true)", R"("norm": "layernorm")", R"("linear_bias": "all")"};
-  std::string body;
-  for (const std::string& k : keys) {
-    if (!drop.empty() && k.find("\"" + drop + "\"") == 0) continue;
-    body += (body.empty() ? "" : ",\n") + k;
-  }
-  if (!extra.empty()) body += ",\n" + extra;
-  return "{\n" + body + "\n}";
+  return dtsim::test::json_object(keys, extra, drop);
 }
 
 }  // namespace
