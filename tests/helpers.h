@@ -2,6 +2,7 @@
 // Shared test helpers: fixture paths and running the real dtsim binary.
 #include <array>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 
 namespace dtsim::test {
@@ -20,6 +21,14 @@ std::string json_object(const std::string (&lines)[N], const std::string& extra,
   }
   if (!extra.empty()) body += ",\n" + extra;
   return "{\n" + body + "\n}";
+}
+
+/// `text` with the first `from` replaced by `to`; throws std::logic_error when `from` is absent
+/// (a test whose edit no longer applies must fail loudly, not test the unedited input).
+inline std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  auto at = text.find(from);
+  if (at == std::string::npos) throw std::logic_error("test input lacks \"" + from + "\"");
+  return text.replace(at, from.size(), to);
 }
 
 /// Result of running the dtsim binary.

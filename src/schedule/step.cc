@@ -265,7 +265,6 @@ void Builder::build() {
   out_.compute.clear();
   out_.end.clear();
   out_.layer.clear();
-  out_.hardware_flops = Flops{0};
   p_ = s_.par.pp;
   v_ = s_.par.vp;
   m_ = spec::micro_batches(s_.par, s_.train);

@@ -26,7 +26,6 @@ struct StepGraph {
   std::vector<TaskId> end;        ///< step-end marker of each stage
   std::vector<LayerCost> layer;   ///< per-layer cost (identical for every stage; kept for reports)
   std::vector<std::int64_t> stage_layers;
-  Flops hardware_flops;           ///< per representative rank of the busiest stage, incl. recompute
   BuildScratch scratch;           ///< builder storage, reused by the next build
 };
 

@@ -41,13 +41,7 @@ const std::string kProfile = R"({
   }
 })";
 
-std::string with(const std::string& from, const std::string& to) {
-  std::string t = kProfile;
-  auto at = t.find(from);
-  REQUIRE(at != std::string::npos);
-  t.replace(at, from.size(), to);
-  return t;
-}
+std::string with(const std::string& from, const std::string& to) { return dtsim::test::replaced(kProfile, from, to); }
 
 }  // namespace
 

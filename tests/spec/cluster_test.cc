@@ -47,13 +47,7 @@ const std::string kCluster = R"({
   "calibration": "dgx-h100"
 })";
 
-std::string with(const std::string& from, const std::string& to) {
-  std::string t = kCluster;
-  auto at = t.find(from);
-  REQUIRE(at != std::string::npos);
-  t.replace(at, from.size(), to);
-  return t;
-}
+std::string with(const std::string& from, const std::string& to) { return dtsim::test::replaced(kCluster, from, to); }
 
 }  // namespace
 

@@ -46,11 +46,7 @@ TEST_CASE("spec::parse_model: error texts name file, pointer, expected and found
 
 TEST_CASE("spec::parse_model: wrong types and ranges", "[spec]") {
   std::string s = gpt3();
-  auto with = [&](const std::string& from, const std::string& to) {
-    std::string t = s;
-    t.replace(t.find(from), from.size(), to);
-    return t;
-  };
+  auto with = [&](const std::string& from, const std::string& to) { return dtsim::test::replaced(s, from, to); };
   CHECK_THROWS_WITH(parse_model(with(R"("layers": 96)", R"("layers": "96")"), "m.json"),
                     Equals("m.json:/layers: expected an integer in [1, 100000], got \"96\""));
   CHECK_THROWS_WITH(parse_model(with(R"("hidden": 12288)", R"("hidden": -1)"), "m.json"),
@@ -65,11 +61,7 @@ TEST_CASE("spec::parse_model: wrong types and ranges", "[spec]") {
 
 TEST_CASE("spec::parse_model: cross-field rules", "[spec]") {
   std::string s = gpt3();
-  auto with = [&](const std::string& from, const std::string& to) {
-    std::string t = s;
-    t.replace(t.find(from), from.size(), to);
-    return t;
-  };
+  auto with = [&](const std::string& from, const std::string& to) { return dtsim::test::replaced(s, from, to); };
   CHECK_THROWS_WITH(parse_model(with(R"("kv_heads": 96)", R"("kv_heads": 7)"), "m.json"),
                     Equals("m.json:/kv_heads: expected a divisor of heads (96), got 7"));
   CHECK_THROWS_WITH(parse_model(with(R"("heads": 96)", R"("heads": 100)"), "m.json"),

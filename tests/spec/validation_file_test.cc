@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "helpers.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -30,10 +32,7 @@ const std::string kFile = R"({"schema": "dtsim-validation-cases/1", "cases": [{
 }]})";
 
 std::string with(std::string t, const std::string& from, const std::string& to) {
-  auto at = t.find(from);
-  REQUIRE(at != std::string::npos);
-  t.replace(at, from.size(), to);
-  return t;
+  return dtsim::test::replaced(std::move(t), from, to);
 }
 std::string with(const std::string& from, const std::string& to) { return with(kFile, from, to); }
 
