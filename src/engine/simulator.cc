@@ -49,8 +49,13 @@ void Simulator::run(const Graph& g, Timeline& tl) const {
   tl.makespan = 0;
   tl.tasks.assign(n, {});
   std::vector<SimTime> stream_free(g.streams().size(), 0);
+  std::vector<std::int32_t> rank_of;  // rank of each stream
+  rank_of.reserve(g.streams().size());
   std::int32_t ranks = 0;
-  for (const auto& st : g.streams()) ranks = std::max(ranks, st.rank + 1);
+  for (const auto& st : g.streams()) {
+    rank_of.push_back(st.rank);
+    ranks = std::max(ranks, st.rank + 1);
+  }
   std::vector<CommWindows> comm(static_cast<std::size_t>(ranks));  // per rank: comm slows its own GPU only
   std::vector<SimTime> priced(g.comm_count(), -1);                  // each distinct collective priced once
   for (std::size_t i = 0; i < n; ++i) {
@@ -65,7 +70,7 @@ void Simulator::run(const Graph& g, Timeline& tl) const {
       timing.comm = p;
       d += timing.comm;
     }
-    auto& windows = comm[static_cast<std::size_t>(g.streams()[static_cast<std::size_t>(task.stream)].rank)];
+    auto& windows = comm[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(task.stream)])];
     if (task.kind == TaskKind::compute && overlap_slowdown_ > 0 && d > 0)
       timing.contention = static_cast<SimTime>(static_cast<double>(windows.covered_from(start, d)) * overlap_slowdown_);
     timing.start = start;
@@ -85,12 +90,20 @@ Breakdown attribute(const Graph& g, const Timeline& tl, schedule::StreamId strea
     const Task& task = tasks[static_cast<std::size_t>(id)];
     const TaskTiming& t = tl.tasks[static_cast<std::size_t>(id)];
     if (t.start > cursor) {
-      // The dependency that finished last is the one the stream waited for.
-      TaskId binding = -1;
-      for (TaskId d : g.deps(id)) {
-        if (binding < 0 || tl.tasks[static_cast<std::size_t>(d)].end > tl.tasks[static_cast<std::size_t>(binding)].end)
-          binding = d;
-      }
+      // The dependency that finished last is the one the stream waited for; a marker that
+      // joins several tasks passes the wait on to the one of them that finished last.
+      auto last_dep = [&](TaskId t) {
+        TaskId last = -1;
+        for (TaskId d : g.deps(t)) {
+          if (last < 0 || tl.tasks[static_cast<std::size_t>(d)].end > tl.tasks[static_cast<std::size_t>(last)].end)
+            last = d;
+        }
+        return last;
+      };
+      TaskId binding = last_dep(id);
+      while (binding >= 0 && tasks[static_cast<std::size_t>(binding)].kind == TaskKind::marker &&
+             !g.deps(binding).empty())
+        binding = last_dep(binding);
       SimTime gap = t.start - cursor;
       Category c = binding < 0 ? Category::other : tasks[static_cast<std::size_t>(binding)].wait_category;
       if (c == Category::pp_comm) {

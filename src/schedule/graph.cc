@@ -56,7 +56,6 @@ void Graph::clear() {
   streams_.clear();
   for (auto& o : order_) o.clear();
   tasks_.clear();
-  position_.clear();
   dep_begin_.clear();
   dep_pool_.clear();
   costs_.clear();
@@ -65,7 +64,6 @@ void Graph::clear() {
 
 void Graph::reserve(std::size_t tasks, std::size_t deps) {
   tasks_.reserve(tasks);
-  position_.reserve(tasks);
   dep_begin_.reserve(tasks + 1);
   dep_pool_.reserve(deps);
 }
@@ -77,7 +75,6 @@ Task& Graph::emplace_task(StreamId stream_id, std::span<const TaskId> deps) {
   }
   if (stream_id < 0 || stream_id >= static_cast<StreamId>(streams_.size())) throw std::logic_error("schedule: unknown stream");
   auto& stream = order_[static_cast<std::size_t>(stream_id)];
-  position_.push_back(static_cast<std::int32_t>(stream.size()));
   stream.push_back(id);
   if (dep_begin_.empty()) dep_begin_.push_back(0);
   dep_pool_.insert(dep_pool_.end(), deps.begin(), deps.end());

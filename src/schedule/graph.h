@@ -131,8 +131,6 @@ class Graph {
   [[nodiscard]] const std::vector<Stream>& streams() const { return streams_; }
   /// Tasks of stream `s` in issue order.
   [[nodiscard]] const std::vector<TaskId>& stream_tasks(StreamId s) const { return order_[static_cast<std::size_t>(s)]; }
-  /// Index of task `t` in its stream.
-  [[nodiscard]] std::int32_t position(TaskId t) const { return position_[static_cast<std::size_t>(t)]; }
   /// Dependencies of task `t`.
   [[nodiscard]] std::span<const TaskId> deps(TaskId t) const;
   /// Busy segments of a task (empty for comm tasks and markers without a cost).
@@ -146,7 +144,6 @@ class Graph {
   std::vector<Stream> streams_;
   std::vector<std::vector<TaskId>> order_;
   std::vector<Task> tasks_;
-  std::vector<std::int32_t> position_;
   std::vector<std::int32_t> dep_begin_;  ///< tasks_.size() + 1 offsets into dep_pool_
   std::vector<TaskId> dep_pool_;
   std::vector<Comm> comms_;

@@ -3,57 +3,50 @@
 #include <algorithm>
 
 namespace dtsim::schedule {
-namespace {
-
-PassRef interleaved_pass(bool forward, std::int64_t k, std::int64_t p, std::int64_t v) {
-  std::int64_t group = p * v;
-  std::int64_t chunk = (k % group) / p;
-  if (!forward) chunk = v - 1 - chunk;
-  return {forward, chunk, (k / group) * p + k % p};
-}
-
-std::vector<PassRef> gpipe(std::int64_t m) {
-  std::vector<PassRef> out;
-  for (std::int64_t j = 0; j < m; ++j) out.push_back({true, 0, j});
-  for (std::int64_t j = 0; j < m; ++j) out.push_back({false, 0, j});
-  return out;
-}
-
-}  // namespace
 
 spec::PipelineSchedule default_schedule(const spec::Parallel& par) {
   return par.vp > 1 ? spec::PipelineSchedule::interleaved : spec::PipelineSchedule::one_f_one_b;
 }
 
-std::vector<PassRef> stage_order(spec::PipelineSchedule schedule, std::int64_t pp, std::int64_t vp, std::int64_t m,
-                                 std::int64_t stage) {
-  std::vector<PassRef> out;
-  stage_order(schedule, pp, vp, m, stage, out);
-  return out;
+StageOrder::StageOrder(spec::PipelineSchedule schedule, std::int64_t pp, std::int64_t vp, std::int64_t m,
+                       std::int64_t stage)
+    : schedule_(schedule), pp_(pp), vp_(vp), total_(m * vp), warmup_(0) {
+  if (schedule == spec::PipelineSchedule::gpipe)
+    warmup_ = total_;
+  else if (schedule == spec::PipelineSchedule::interleaved)
+    warmup_ = m == pp ? total_ : std::min((pp - stage - 1) * 2 + (vp - 1) * pp, total_);
+  else
+    warmup_ = std::min(pp - stage - 1, m);
 }
 
-void stage_order(spec::PipelineSchedule schedule, std::int64_t pp, std::int64_t vp, std::int64_t m, std::int64_t stage,
-                 std::vector<PassRef>& out) {
-  out.clear();
-  if (schedule == spec::PipelineSchedule::gpipe) {
-    out = gpipe(m);
-    return;
+PassRef StageOrder::pass(bool forward, std::int64_t k) const {
+  if (vp_ == 1) return {forward, 0, k};
+  // Interleaved: pass k of a direction runs chunk (k mod pv) div p (reversed for backward) on
+  // micro-batch (k div pv) * p + k mod p.
+  std::int64_t group = pp_ * vp_;
+  std::int64_t chunk = (k % group) / pp_;
+  if (!forward) chunk = vp_ - 1 - chunk;
+  return {forward, chunk, (k / group) * pp_ + k % pp_};
+}
+
+PassRef StageOrder::operator[](std::int64_t i) const {
+  // Warm-up forwards, then forward/backward pairs, then cool-down backwards.
+  if (i < warmup_) return pass(true, i);
+  std::int64_t steady_end = 2 * total_ - warmup_;
+  if (i < steady_end) {
+    std::int64_t j = i - warmup_;
+    return j % 2 == 0 ? pass(true, warmup_ + j / 2) : pass(false, j / 2);
   }
-  std::int64_t total = m * vp;
-  std::int64_t warmup = 0;
-  if (schedule == spec::PipelineSchedule::interleaved)
-    warmup = m == pp ? total : std::min((pp - stage - 1) * 2 + (vp - 1) * pp, total);
-  else
-    warmup = std::min(pp - stage - 1, m);
-  auto fwd = [&](std::int64_t k) { return vp > 1 ? interleaved_pass(true, k, pp, vp) : PassRef{true, 0, k}; };
-  auto bwd = [&](std::int64_t k) { return vp > 1 ? interleaved_pass(false, k, pp, vp) : PassRef{false, 0, k}; };
-  out.reserve(static_cast<std::size_t>(2 * total));
-  for (std::int64_t k = 0; k < warmup; ++k) out.push_back(fwd(k));
-  for (std::int64_t k = 0; k < total - warmup; ++k) {
-    out.push_back(fwd(warmup + k));
-    out.push_back(bwd(k));
-  }
-  for (std::int64_t k = total - warmup; k < total; ++k) out.push_back(bwd(k));
+  return pass(false, i - total_);
+}
+
+std::vector<PassRef> stage_order(spec::PipelineSchedule schedule, std::int64_t pp, std::int64_t vp, std::int64_t m,
+                                 std::int64_t stage) {
+  StageOrder order(schedule, pp, vp, m, stage);
+  std::vector<PassRef> out;
+  out.reserve(static_cast<std::size_t>(order.size()));
+  for (std::int64_t i = 0; i < order.size(); ++i) out.push_back(order[i]);
+  return out;
 }
 
 }  // namespace dtsim::schedule

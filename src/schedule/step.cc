@@ -44,7 +44,7 @@ class Builder {
   bool try_add(std::int64_t stage, const PassRef& pass);
   void add_forward(std::int64_t stage, const PassRef& pass, TaskId pred_send);
   void add_backward(std::int64_t stage, const PassRef& pass, TaskId succ_send);
-  void add_grad_reduce(std::int64_t stage, std::int64_t chunk, const PassCost& cost, std::vector<TaskId>& deps,
+  void add_grad_reduce(std::int64_t stage, std::int64_t chunk, const PassCost& cost, std::span<const TaskId> deps,
                        TaskId& last);
   void add_param_gathers();
   void finish_step();
@@ -132,8 +132,8 @@ void Builder::add_forward(std::int64_t stage, const PassRef& pass, TaskId pred_s
     fwd_send_[idx(stage, pass.chunk, pass.microbatch)] = send(ss.pp_fwd, f, {Label::Kind::send_activations, chunk, mb});
 }
 
-void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, const PassCost& cost, std::vector<TaskId>& deps,
-                              TaskId& last) {
+void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, const PassCost& cost,
+                              std::span<const TaskId> deps, TaskId& last) {
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
   double params = chunk_params(stage, chunk);
   bool overlap = s_.software.overlap_grad_reduce;
@@ -153,7 +153,7 @@ void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, const Pass
     Task piece{.stream = ss.compute, .kind = TaskKind::compute, .cost = k == 0 ? first_id : rest_id,
                .label = {Label::Kind::backward, c, mb, static_cast<std::int32_t>(k)}};
     last = out_.graph.add_task(piece, deps);
-    deps.clear();
+    deps = {};
     if (overlap)
       grad_done_[static_cast<std::size_t>(stage)].push_back(comm(ss.dp, op, Group::dp_cp, size, Category::dp_comm_exposed,
                                                                  {last}, {Label::Kind::grad_bucket, c, -1, static_cast<std::int32_t>(k)}));
@@ -163,8 +163,7 @@ void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, const Pass
 void Builder::add_backward(std::int64_t stage, const PassRef& pass, TaskId succ_send) {
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
   auto chunk = static_cast<std::int32_t>(pass.chunk), mb = static_cast<std::int32_t>(pass.microbatch);
-  std::vector<TaskId> deps;
-  if (succ_send >= 0) deps.push_back(succ_send);
+  std::span<const TaskId> deps(&succ_send, succ_send >= 0 ? 1 : 0);
   TaskId last = -1;
   if (pass.microbatch == m_ - 1 && s_.par.dp * s_.par.cp > 1) {
     add_grad_reduce(stage, pass.chunk, pass_cost(stage, pass.chunk, false), deps, last);
@@ -238,10 +237,13 @@ void Builder::finish_step() {
     done.push_back(last_b);
     sync_deps.insert(sync_deps.end(), done.begin(), done.end());
   }
+  // Every stage's gradients are ready: one marker joins them (p edges per stage instead of p^2).
+  Task join{.stream = out_.graph.add_stream(0, "step sync"), .kind = TaskKind::marker, .label = {Label::Kind::other}};
+  TaskId ready = out_.graph.add_task(join, sync_deps);
   for (std::int64_t i = 0; i < p_; ++i) {
     const Streams& ss = st_[static_cast<std::size_t>(i)];
     // Gradient-norm clipping all-reduces one value over the model-parallel ranks: a global sync.
-    comm(ss.compute, Comm::Op::all_reduce, Group::model, bytes(8), Category::other, sync_deps, {Label::Kind::grad_norm});
+    comm(ss.compute, Comm::Op::all_reduce, Group::model, bytes(8), Category::other, {ready}, {Label::Kind::grad_norm});
     double params = cost::local_layer_params(*s_.model, s_.par).total() *
                         static_cast<double>(out_.stage_layers[static_cast<std::size_t>(i)]) +
                     cost::non_layer_params(*s_.model, s_.par, i);
@@ -293,8 +295,8 @@ void Builder::build() {
   add_param_gathers();
   auto schedule = default_schedule(s_.par);
   auto& order = out_.scratch.order;
-  order.resize(static_cast<std::size_t>(p_));
-  for (std::int64_t i = 0; i < p_; ++i) stage_order(schedule, p_, v_, m_, i, order[static_cast<std::size_t>(i)]);
+  order.clear();
+  for (std::int64_t i = 0; i < p_; ++i) order.emplace_back(schedule, p_, v_, m_, i);
   // Add passes in an order that respects cross-stage dependencies: sweep the stages, each
   // adding passes until one waits for a send not yet added.
   auto& cursor = out_.scratch.cursor;
@@ -303,7 +305,7 @@ void Builder::build() {
     progress = false;
     for (std::int64_t i = 0; i < p_; ++i) {
       auto& c = cursor[static_cast<std::size_t>(i)];
-      const auto& ord = order[static_cast<std::size_t>(i)];
+      const StageOrder& ord = order[static_cast<std::size_t>(i)];
       while (c < ord.size() && try_add(i, ord[c])) { ++c; progress = true; }
     }
   }

@@ -14,9 +14,9 @@ namespace dtsim::schedule {
 /// Scratch arrays of the builder, kept with the graph so repeated builds reuse their storage.
 struct BuildScratch {
   std::vector<TaskId> fwd_send, bwd_send;
-  std::vector<std::vector<PassRef>> order;
+  std::vector<StageOrder> order;
   std::vector<std::vector<TaskId>> grad_done;
-  std::vector<std::size_t> cursor;
+  std::vector<std::int64_t> cursor;
 };
 
 /// The graph plus what the simulator's caller needs to read results.
