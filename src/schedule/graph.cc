@@ -32,16 +32,17 @@ std::string to_string(const Label& l) {
 
 StreamId Graph::add_stream(std::int32_t rank, std::string name) {
   streams_.push_back(Stream{rank, std::move(name)});
-  if (order_.size() < streams_.size()) order_.emplace_back();  // clear() keeps emptied stream lists
+  stream_last_.push_back(-1);
   return static_cast<StreamId>(streams_.size() - 1);
 }
 
-CostId Graph::add_cost(std::vector<Segment> segments) {
+CostId Graph::add_cost(std::span<const Segment> segments) {
   SimTime total = 0;
   for (const Segment& s : segments) total += s.duration;
-  costs_.push_back(std::move(segments));
+  segment_pool_.insert(segment_pool_.end(), segments.begin(), segments.end());
+  cost_begin_.push_back(static_cast<std::int32_t>(segment_pool_.size()));
   cost_total_.push_back(total);
-  return static_cast<CostId>(costs_.size() - 1);
+  return static_cast<CostId>(cost_total_.size() - 1);
 }
 
 CommId Graph::add_comm(const Comm& c) {
@@ -54,11 +55,12 @@ CommId Graph::add_comm(const Comm& c) {
 void Graph::clear() {
   comms_.clear();
   streams_.clear();
-  for (auto& o : order_) o.clear();
+  stream_last_.clear();
   tasks_.clear();
   dep_begin_.clear();
   dep_pool_.clear();
-  costs_.clear();
+  segment_pool_.clear();
+  cost_begin_.assign(1, 0);
   cost_total_.clear();
 }
 
@@ -74,8 +76,7 @@ Task& Graph::emplace_task(StreamId stream_id, std::span<const TaskId> deps) {
     if (d < 0 || d >= id) throw std::logic_error("schedule: dependency on a task not yet added");
   }
   if (stream_id < 0 || stream_id >= static_cast<StreamId>(streams_.size())) throw std::logic_error("schedule: unknown stream");
-  auto& stream = order_[static_cast<std::size_t>(stream_id)];
-  stream.push_back(id);
+  stream_last_[static_cast<std::size_t>(stream_id)] = id;
   if (dep_begin_.empty()) dep_begin_.push_back(0);
   dep_pool_.insert(dep_pool_.end(), deps.begin(), deps.end());
   dep_begin_.push_back(static_cast<std::int32_t>(dep_pool_.size()));
@@ -85,7 +86,7 @@ Task& Graph::emplace_task(StreamId stream_id, std::span<const TaskId> deps) {
 }
 
 TaskId Graph::add_task(const Task& task, std::span<const TaskId> deps) {
-  if (task.cost >= static_cast<CostId>(costs_.size())) throw std::logic_error("schedule: unknown cost id");
+  if (task.cost >= static_cast<CostId>(cost_total_.size())) throw std::logic_error("schedule: unknown cost id");
   emplace_task(task.stream, deps) = task;
   return last_task();
 }
@@ -97,7 +98,15 @@ std::span<const TaskId> Graph::deps(TaskId t) const {
 
 std::span<const Segment> Graph::segments(const Task& t) const {
   if (t.cost < 0) return {};
-  return costs_[static_cast<std::size_t>(t.cost)];
+  auto c = static_cast<std::size_t>(t.cost);
+  return {segment_pool_.data() + cost_begin_[c], static_cast<std::size_t>(cost_begin_[c + 1] - cost_begin_[c])};
+}
+
+std::vector<TaskId> Graph::stream_tasks(StreamId s) const {
+  std::vector<TaskId> out;
+  for (std::size_t i = 0; i < tasks_.size(); ++i)
+    if (tasks_[i].stream == s) out.push_back(static_cast<TaskId>(i));
+  return out;
 }
 
 }  // namespace dtsim::schedule

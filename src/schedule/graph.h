@@ -105,7 +105,10 @@ class Graph {
   /// Adds a stream for `rank`; returns its id.
   StreamId add_stream(std::int32_t rank, std::string name);
   /// Interns a list of segments (one per distinct pass); returns its id.
-  CostId add_cost(std::vector<Segment> segments);
+  CostId add_cost(std::span<const Segment> segments);
+  CostId add_cost(std::initializer_list<Segment> segments) {
+    return add_cost(std::span<const Segment>(segments.begin(), segments.size()));
+  }
   /// Interns a collective; the same op, group and size gives the same id.
   CommId add_comm(const Comm& c);
   /// The collective `id` names.
@@ -129,8 +132,10 @@ class Graph {
 
   [[nodiscard]] const std::vector<Task>& tasks() const { return tasks_; }
   [[nodiscard]] const std::vector<Stream>& streams() const { return streams_; }
-  /// Tasks of stream `s` in issue order.
-  [[nodiscard]] const std::vector<TaskId>& stream_tasks(StreamId s) const { return order_[static_cast<std::size_t>(s)]; }
+  /// Tasks of stream `s` in issue order (collected by a scan of all tasks).
+  [[nodiscard]] std::vector<TaskId> stream_tasks(StreamId s) const;
+  /// The last task added to stream `s`, -1 if none.
+  [[nodiscard]] TaskId last_task_on(StreamId s) const { return stream_last_[static_cast<std::size_t>(s)]; }
   /// Dependencies of task `t`.
   [[nodiscard]] std::span<const TaskId> deps(TaskId t) const;
   /// Busy segments of a task (empty for comm tasks and markers without a cost).
@@ -142,12 +147,13 @@ class Graph {
 
  private:
   std::vector<Stream> streams_;
-  std::vector<std::vector<TaskId>> order_;
+  std::vector<TaskId> stream_last_;
   std::vector<Task> tasks_;
   std::vector<std::int32_t> dep_begin_;  ///< tasks_.size() + 1 offsets into dep_pool_
   std::vector<TaskId> dep_pool_;
   std::vector<Comm> comms_;
-  std::vector<std::vector<Segment>> costs_;
+  std::vector<Segment> segment_pool_;
+  std::vector<std::int32_t> cost_begin_{0};  ///< costs + 1 offsets into segment_pool_
   std::vector<SimTime> cost_total_;
 };
 

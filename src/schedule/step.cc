@@ -31,9 +31,8 @@ class Builder {
 
  private:
   std::int64_t vstage(std::int64_t stage, std::int64_t chunk) const { return chunk * p_ + stage; }
-  std::size_t idx(std::int64_t stage, std::int64_t chunk, std::int64_t mb) const {
-    return static_cast<std::size_t>((stage * v_ + chunk) * m_ + mb);
-  }
+  /// Slot of a send from virtual stage `vs` for micro-batch `mb`.
+  std::size_t idx(std::int64_t vs, std::int64_t mb) const { return static_cast<std::size_t>(vs * m_ + mb); }
   std::int64_t layers(std::int64_t stage, std::int64_t chunk) const {
     return cost::chunk_layers(out_.stage_layers[static_cast<std::size_t>(stage)], v_, chunk);
   }
@@ -129,7 +128,7 @@ void Builder::add_forward(std::int64_t stage, const PassRef& pass, TaskId pred_s
   t.label = {Label::Kind::forward, chunk, mb};
   TaskId f = out_.graph.last_task();
   if (vstage(stage, pass.chunk) + 1 < p_ * v_)
-    fwd_send_[idx(stage, pass.chunk, pass.microbatch)] = send(ss.pp_fwd, f, {Label::Kind::send_activations, chunk, mb});
+    fwd_send_[idx(vstage(stage, pass.chunk), pass.microbatch)] = send(ss.pp_fwd, f, {Label::Kind::send_activations, chunk, mb});
 }
 
 void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, const PassCost& cost,
@@ -175,7 +174,7 @@ void Builder::add_backward(std::int64_t stage, const PassRef& pass, TaskId succ_
     last = out_.graph.last_task();
   }
   if (vstage(stage, pass.chunk) > 0)
-    bwd_send_[idx(stage, pass.chunk, pass.microbatch)] = send(ss.pp_bwd, last, {Label::Kind::send_gradients, chunk, mb});
+    bwd_send_[idx(vstage(stage, pass.chunk), pass.microbatch)] = send(ss.pp_bwd, last, {Label::Kind::send_gradients, chunk, mb});
   if (pass.microbatch == m_ - 1 && pass.chunk == 0) grad_done_[static_cast<std::size_t>(stage)].push_back(last);
 }
 
@@ -184,14 +183,14 @@ bool Builder::try_add(std::int64_t stage, const PassRef& pass) {
   if (pass.forward) {
     TaskId pred = -1;
     if (vs > 0) {
-      pred = fwd_send_[idx((vs - 1) % p_, (vs - 1) / p_, pass.microbatch)];
+      pred = fwd_send_[idx(vs - 1, pass.microbatch)];
       if (pred < 0) return false;
     }
     add_forward(stage, pass, pred);
   } else {
     TaskId succ = -1;
     if (vs + 1 < p_ * v_) {
-      succ = bwd_send_[idx((vs + 1) % p_, (vs + 1) / p_, pass.microbatch)];
+      succ = bwd_send_[idx(vs + 1, pass.microbatch)];
       if (succ < 0) return false;
     }
     add_backward(stage, pass, succ);
@@ -219,7 +218,7 @@ void Builder::finish_step() {
   for (std::int64_t i = 0; i < p_; ++i) {
     const Streams& ss = st_[static_cast<std::size_t>(i)];
     auto& done = grad_done_[static_cast<std::size_t>(i)];
-    TaskId last_b = out_.graph.stream_tasks(ss.compute).back();
+    TaskId last_b = out_.graph.last_task_on(ss.compute);
     if (!s_.software.overlap_grad_reduce && dp > 1) {
       for (std::int64_t c = 0; c < v_; ++c)
         done.push_back(comm(ss.dp, zero_sharded_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce, Group::dp_cp,
@@ -301,9 +300,11 @@ void Builder::build() {
   // adding passes until one waits for a send not yet added.
   auto& cursor = out_.scratch.cursor;
   cursor.assign(static_cast<std::size_t>(p_), 0);
-  for (bool progress = true; progress;) {
+  // Sweeps alternate direction: forwards flow down the stages, backwards up.
+  for (bool progress = true, up = false; progress; up = !up) {
     progress = false;
-    for (std::int64_t i = 0; i < p_; ++i) {
+    for (std::int64_t k = 0; k < p_; ++k) {
+      std::int64_t i = up ? p_ - 1 - k : k;
       auto& c = cursor[static_cast<std::size_t>(i)];
       const StageOrder& ord = order[static_cast<std::size_t>(i)];
       while (c < ord.size() && try_add(i, ord[c])) { ++c; progress = true; }
