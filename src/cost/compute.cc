@@ -63,6 +63,23 @@ void unfused_backward(std::vector<Op>& out, const LayerShape& s) {
   gemm_backward(out, gemm("attn.qk", sq, s.seq, s.head_dim, bh, kAct));
 }
 
+// `op` run as `splits` chunks of m/splits rows on `sm_share` of the SMs (same FLOPs; the
+// weight is read once per chunk).
+void split_rows(Op& op, double splits, double sm_share = 1) {
+  if (splits <= 1 && sm_share >= 1) return;
+  double elem = op.bytes.value() / ((op.m * op.k + op.k * op.n + op.m * op.n) * op.batch);
+  Op chunked = gemm(op.name, op.m / splits, op.n, op.k, op.batch * splits, elem);
+  chunked.kernels = op.kernels * splits;
+  chunked.sm_share = sm_share;
+  op = std::move(chunked);
+}
+
+Op* find(std::vector<Op>& ops, const std::string& name) {
+  for (Op& op : ops)
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
 // The layer's GEMMs (forward shapes), shared by forward and backward.
 std::vector<Op> layer_gemms(const LayerShape& s, Dtype precision) {
   double e = gemm_elem_bytes(precision), t = s.tokens;
@@ -120,7 +137,7 @@ Seconds op_time(const Op& op, const ComputeContext& ctx) {
     double eff = gemm_efficiency(cal, ctx.precision, op.m, op.n, op.k);
     FlopsPerSecond peak = ctx.gpu->peak(ctx.precision);
     if (peak.value() <= 0) peak = ctx.gpu->peak(Dtype::bf16);
-    compute = op.flops / (peak * eff);
+    compute = op.flops / (peak * eff * op.sm_share);
   } else if (op.kind == OpKind::attention) {
     double eff = op.backward ? cal.flash_bwd_efficiency : cal.flash_fwd_efficiency;
     // Attention runs in 16 bits even in fp8 recipes (Transformer Engine keeps DPA in bf16).
@@ -136,17 +153,34 @@ Seconds ops_time(const std::vector<Op>& ops, const ComputeContext& ctx) {
   return total;
 }
 
-std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype precision) {
+TpOverlapShape tp_overlap_shape(std::int64_t tp, bool tp_comm_overlap, std::int64_t sm_count) {
+  if (tp <= 1 || !tp_comm_overlap) return {};
+  constexpr double kPipelineCommSms = 16;  // TE default num_sm for "pipeline" overlaps
+  double sms = static_cast<double>(sm_count);
+  return {.ring_splits = static_cast<double>(tp),
+          .pipeline_splits = 4,
+          .pipeline_sm_share = sms > kPipelineCommSms ? (sms - kPipelineCommSms) / sms : 1.0};
+}
+
+std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype precision, const TpOverlapShape& overlap) {
   std::vector<Op> ops = layer_gemms(s, precision);
+  // Dense layers only: Megatron-Core does not pipeline the experts' GEMMs with TP communication.
+  for (const char* name : {"attn.qkv", "mlp.fc1"})
+    if (Op* op = find(ops, name)) split_rows(*op, overlap.ring_splits);
+  for (const char* name : {"attn.proj", "mlp.fc2"})
+    if (Op* op = find(ops, name)) split_rows(*op, overlap.pipeline_splits, overlap.pipeline_sm_share);
   if (attn == AttentionKernel::flash) ops.push_back(flash(s, false));
   else unfused_forward(ops, s);
   for (Op& e : layer_elementwise(s, precision)) ops.push_back(std::move(e));
   return ops;
 }
 
-std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype precision) {
+std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype precision,
+                               const TpOverlapShape& overlap) {
   std::vector<Op> ops;
   for (const Op& g : layer_gemms(s, precision)) gemm_backward(ops, g);
+  for (const char* name : {"attn.proj.dgrad", "mlp.fc2.dgrad"})
+    if (Op* op = find(ops, name)) split_rows(*op, overlap.ring_splits);
   if (attn == AttentionKernel::flash) ops.push_back(flash(s, true));
   else unfused_backward(ops, s);
   // Element-wise backward kernels move about twice the forward bytes (read grad and saved input).

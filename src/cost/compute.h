@@ -2,6 +2,7 @@
 // Per-op FLOPs, bytes and time of a transformer layer's forward and backward passes on one
 // rank. Time is a roofline: the larger of FLOPs / (peak x GEMM efficiency) and bytes /
 // (HBM bandwidth x memory efficiency), plus a fixed cost per kernel.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,24 @@ struct Op {
   Bytes bytes;                 ///< HBM traffic
   double kernels = 1;
   bool backward = false;       ///< attention: use the backward efficiency
+  double sm_share = 1;         ///< share of the GPU's SMs the kernel runs on (others reserved)
 };
+
+/// How Transformer Engine's userbuffer TP overlap reshapes the layer's GEMMs (TE
+/// `initialize_ub` defaults, transformer_engine/pytorch/module/base.py): "ring_exchange" GEMMs
+/// (QKV and FC1 forward, projection and FC2 data gradients) run as `ring_splits` = tp chunks of
+/// tokens/tp rows, each overlapped with a copy-engine p2p step; "pipeline" GEMMs (projection and
+/// FC2 forward, reduce-scatter overlap) run as `pipeline_splits` = 4 chunks on the SMs left after
+/// `num_sm` = 16 are reserved for the communication kernel (`set_sm_margin`). The
+/// remaining ("bulk") overlaps keep their GEMM whole and share the SMs.
+struct TpOverlapShape {
+  double ring_splits = 1;
+  double pipeline_splits = 1;
+  double pipeline_sm_share = 1;
+};
+
+/// The TpOverlapShape of a job: none when tp == 1 or overlap is off.
+[[nodiscard]] TpOverlapShape tp_overlap_shape(std::int64_t tp, bool tp_comm_overlap, std::int64_t sm_count);
 
 /// What the ops are priced with.
 struct ComputeContext {
@@ -42,9 +60,11 @@ struct ComputeContext {
 [[nodiscard]] Seconds ops_time(const std::vector<Op>& ops, const ComputeContext& ctx);
 
 /// Forward ops of one layer: norms, QKV, attention core, projection, residuals, MLP or MoE.
-[[nodiscard]] std::vector<Op> layer_forward(const LayerShape& s, spec::AttentionKernel attn, spec::Dtype precision);
+[[nodiscard]] std::vector<Op> layer_forward(const LayerShape& s, spec::AttentionKernel attn, spec::Dtype precision,
+                                            const TpOverlapShape& overlap = {});
 /// Backward ops: data and weight gradients of each GEMM, attention backward, element-wise grads.
-[[nodiscard]] std::vector<Op> layer_backward(const LayerShape& s, spec::AttentionKernel attn, spec::Dtype precision);
+[[nodiscard]] std::vector<Op> layer_backward(const LayerShape& s, spec::AttentionKernel attn, spec::Dtype precision,
+                                             const TpOverlapShape& overlap = {});
 /// Forward ops re-run inside backward by selective recompute (the attention core,
 /// Korthikanti et al. 2022 sec. 5).
 [[nodiscard]] std::vector<Op> selective_recompute(const LayerShape& s, spec::AttentionKernel attn);

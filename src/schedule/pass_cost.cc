@@ -49,9 +49,12 @@ Flops total_flops(const std::vector<Op>& ops) {
 // Tensor parallelism per layer and direction: two all-reduces of the b*s/cp x h activation
 // (Shoeybi et al. 2019, Megatron-LM sec. 3), or with SP an all-gather and a reduce-scatter each
 // (Korthikanti et al. sec. 4.2.2: same volume). With TP overlap (Transformer Engine userbuffers)
-// the collectives are pipelined with the GEMMs: only the excess is exposed, and the GEMMs slow
-// down by the calibrated overlap factor while they share the SMs.
-void add_tp(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh, Seconds gemms) {
+// the collectives are pipelined with the GEMMs and only the excess is exposed. What overlap costs
+// the GEMMs is priced in their shapes (cost::TpOverlapShape: chunked rows, reserved SMs) except
+// for the backward's "bulk" reduce-scatters (half the backward volume), which share the SMs with
+// the data-gradient GEMMs: that half slows compute by the calibrated overlap factor.
+void add_tp(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh, Seconds gemms,
+            bool backward) {
   if (s.par.tp == 1) return;
   Bytes act = bytes(sh.tokens * sh.hidden * 2.0);
   Seconds comm = s.par.sequence_parallel
@@ -59,7 +62,8 @@ void add_tp(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
                      : net.time({Comm::Op::all_reduce, Group::tp, act}) * 2.0;
   if (!s.software.tp_comm_overlap) return add(p, Category::tp_comm, comm);
   Seconds hidden = std::min(comm, gemms);
-  add(p, Category::tp_comm, comm - hidden + hidden * s.cal->compute.overlap_slowdown);
+  double shared = backward ? 0.5 : 0.0;
+  add(p, Category::tp_comm, comm - hidden + hidden * shared * s.cal->compute.overlap_slowdown);
 }
 
 // Context parallelism (Megatron-LM/Transformer Engine ring attention): cp-1 steps exchange the
@@ -111,12 +115,13 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train.micro_batch, s.train.seq_len);
   cost::ComputeContext ctx = context(s);
   auto attn = s.software.attention;
-  std::vector<Op> fwd = cost::layer_forward(sh, attn, s.train.precision);
-  std::vector<Op> bwd = cost::layer_backward(sh, attn, s.train.precision);
+  cost::TpOverlapShape overlap = cost::tp_overlap_shape(s.par.tp, s.software.tp_comm_overlap, s.cluster->gpu.sm_count);
+  std::vector<Op> fwd = cost::layer_forward(sh, attn, s.train.precision, overlap);
+  std::vector<Op> bwd = cost::layer_backward(sh, attn, s.train.precision, overlap);
   LayerCost lc;
   Seconds fwd_t = cost::ops_time(fwd, ctx), bwd_t = cost::ops_time(bwd, ctx);
   add(lc.forward, Category::compute, fwd_t);
-  add_tp(lc.forward, s, net, sh, gemm_time(fwd, ctx));
+  add_tp(lc.forward, s, net, sh, gemm_time(fwd, ctx), false);
   add_cp(lc.forward, s, net, sh, attention_time(fwd, ctx), false);
   add_ep(lc.forward, s, net, sh);
   double layer_params = cost::local_layer_params(*s.model, s.par).total();  // what ZeRO-3 gathers
@@ -133,7 +138,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
     lc.recompute_flops = total_flops(re);
   }
   add(lc.backward, Category::compute, bwd_t);
-  add_tp(lc.backward, s, net, sh, gemm_time(bwd, ctx));
+  add_tp(lc.backward, s, net, sh, gemm_time(bwd, ctx), true);
   add_cp(lc.backward, s, net, sh, attention_time(bwd, ctx), true);
   add_ep(lc.backward, s, net, sh);
   add_zero3(lc.backward, s, net, layer_params, bwd_t, true);

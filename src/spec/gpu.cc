@@ -53,6 +53,7 @@ Gpu parse_gpu(const std::string& text, const std::string& file) {
   p.finish();
   g.memory = gib(r.positive("memory_GiB"));
   g.hbm_bandwidth = gbytes_per_s(r.positive("hbm_bandwidth_GBps"));
+  g.sm_count = r.integer("sm_count", 1, 100000);
   r.skip("sources");
   r.finish();
   return g;

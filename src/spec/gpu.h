@@ -1,5 +1,6 @@
 #pragma once
 // One GPU type, numbers from its datasheet (sources kept beside them in the JSON).
+#include <cstdint>
 #include <string>
 
 #include "core/units.h"
@@ -18,6 +19,7 @@ struct Gpu {
   FlopsPerSecond peak_fp8;       ///< zero where the GPU has no fp8 tensor cores (A100)
   Bytes memory;                  ///< HBM capacity
   BytesPerSecond hbm_bandwidth;
+  std::int64_t sm_count = 0;     ///< streaming multiprocessors (kernels that reserve SMs take a share)
 
   /// Peak dense throughput for `d`; zero when unsupported.
   [[nodiscard]] FlopsPerSecond peak(Dtype d) const;

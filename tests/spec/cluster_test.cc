@@ -156,7 +156,7 @@ TEST_CASE("spec::parse_cluster: a gpu path is read relative to the cluster file"
   use_source_tree_as_data_dir();
   fs::path dir = fs::temp_directory_path() / ("dtsim_cluster_test_" + std::to_string(getpid()));
   fs::create_directories(dir);
-  std::ofstream(dir / "my-gpu.json") << R"({"name": "MyGPU", "memory_GiB": 16, "hbm_bandwidth_GBps": 900,
+  std::ofstream(dir / "my-gpu.json") << R"({"name": "MyGPU", "memory_GiB": 16, "hbm_bandwidth_GBps": 900, "sm_count": 40,
     "peak_tflops": {"fp32": 15, "tf32": 60, "fp16": 120, "bf16": 120, "fp8": null}})";
   std::ofstream(dir / "c.json") << with(R"("gpu": "h100-sxm5-80gb")", R"("gpu": "my-gpu.json")");
   spec::Cluster c = spec::load_cluster((dir / "c.json").string());
