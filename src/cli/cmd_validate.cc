@@ -17,6 +17,7 @@ namespace {
 
 struct ValidateArgs {
   std::string file;
+  std::string recipes;
   bool json = false;
   bool verbose = false;
 };
@@ -79,9 +80,15 @@ void add_validate(CLI::App& app, Action& action) {
   v->add_option("file", args->file, "A dtsim-validation-cases/1 JSON file")->required();
   v->add_flag("--json", args->json, "Print one JSON object");
   v->add_flag("--verbose", args->verbose, "List each case's layout and assumptions");
+  v->add_option("--recipes", args->recipes,
+                "A dtsim-validation-recipes/1 file: sourced facts for fields the cases leave null");
   v->callback([args, &action] {
     action = [args] {
       spec::ValidationFile f = spec::load_validation_file(args->file);
+      if (!args->recipes.empty()) {
+        for (const std::string& id : spec::apply_recipes(f, spec::load_recipes_file(args->recipes)))
+          std::cerr << "note: " << args->recipes << ": no case " << id << " in " << args->file << "; recipe unused\n";
+      }
       std::vector<report::CaseOutcome> outcomes;
       for (const auto& c : f.cases) outcomes.push_back(run_case(c, args->file));
       std::cout << report::validate_report(outcomes, args->json, args->verbose);

@@ -128,6 +128,78 @@ ValidationFile load_validation_file(const std::string& path) {
   return parse_validation_file(read_spec_text(path), path);
 }
 
+RecipesFile parse_recipes_file(const std::string& text, const std::string& file) {
+  nlohmann::json j = parse_json_text(text, file);
+  ObjectReader r(j, file, "");
+  std::string schema = r.string("schema");
+  if (schema != "dtsim-validation-recipes/1")
+    r.fail("schema", "expected \"dtsim-validation-recipes/1\", got \"" + schema + "\"");
+  static_cast<void>(r.optional_string("description"));
+  ObjectReader cases = r.object("cases");
+  r.finish();
+  RecipesFile out{file, {}};
+  const nlohmann::json& obj = j.at("cases");
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    RecipeFacts f;
+    f.pointer = cases.pointer(it.key());
+    ObjectReader e = cases.object(it.key());
+    if (auto z = e.optional_integer("zero_stage", 0, 3)) f.zero_stage = static_cast<int>(*z);
+    f.sequence_parallel = e.optional_boolean("sequence_parallel");
+    f.micro_batch = e.optional_integer("micro_batch", 1, 1 << 20);
+    if (auto rc = e.optional_choice("recompute", {"none", "selective", "full"})) f.recompute = static_cast<Recompute>(*rc);
+    if (auto p = e.optional_choice("precision", {"fp16", "bf16", "fp8"}))
+      f.precision = *p == 0 ? Dtype::fp16 : *p == 1 ? Dtype::bf16 : Dtype::fp8;
+    f.source = e.string("source");
+    static_cast<void>(e.optional_string("notes"));
+    if (f.source.empty()) e.fail("source", "expected where the recipe says so (repository, path, commit), got \"\"");
+    e.finish();
+    out.cases.emplace_back(it.key(), std::move(f));
+  }
+  cases.finish();
+  return out;
+}
+
+RecipesFile load_recipes_file(const std::string& path) { return parse_recipes_file(read_spec_text(path), path); }
+
+namespace {
+
+// Fills `field` from `fact` when the case left it null; a set field is an error.
+template <typename T>
+void fill(std::optional<T>& field, const std::optional<T>& fact, const std::string& key, const std::string& shown,
+          const RecipesFile& recipes, const RecipeFacts& facts, ValidationCase& c) {
+  if (!fact) return;
+  if (field)
+    throw SpecError(recipes.path + ":" + facts.pointer + "/" + key,
+                    "expected a field the case leaves null, but case " + c.id + " sets it");
+  field = fact;
+  c.recipe_notes.push_back(key + " null -> " + shown + " (recipe: " + facts.source + ")");
+}
+
+}  // namespace
+
+std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& recipes) {
+  std::vector<std::string> unmatched;
+  for (const auto& [id, facts] : recipes.cases) {
+    bool found = false;
+    for (ValidationCase& c : f.cases) {
+      if (c.id != id) continue;
+      found = true;
+      fill(c.zero_stage, facts.zero_stage, "zero_stage", facts.zero_stage ? std::to_string(*facts.zero_stage) : "",
+           recipes, facts, c);
+      fill(c.sequence_parallel, facts.sequence_parallel, "sequence_parallel",
+           facts.sequence_parallel.value_or(false) ? "on" : "off", recipes, facts, c);
+      fill(c.micro_batch, facts.micro_batch, "micro_batch", facts.micro_batch ? std::to_string(*facts.micro_batch) : "",
+           recipes, facts, c);
+      fill(c.recompute, facts.recompute, "recompute", facts.recompute ? to_string(*facts.recompute) : "", recipes,
+           facts, c);
+      fill(c.precision, facts.precision, "precision", facts.precision ? to_string(*facts.precision) : "", recipes,
+           facts, c);
+    }
+    if (!found) unmatched.push_back(id);
+  }
+  return unmatched;
+}
+
 ResolvedCase resolve_case(const ValidationCase& c, const std::string& file) {
   ResolvedCase rc;
   Model& m = rc.model;
@@ -159,6 +231,7 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file) {
   rc.auto_recompute = !c.recompute;
   rc.train.recompute = c.recompute.value_or(Recompute::none);
   if (!c.recompute) rc.assumptions.push_back("recompute null -> least that fits");
+  for (const std::string& n : c.recipe_notes) rc.assumptions.push_back(n);
   for (const std::string& k : c.ignored) rc.assumptions.push_back("ignored unknown field \"" + k + "\"");
   return rc;
 }

@@ -36,6 +36,7 @@ struct ValidationCase {
   std::optional<Dtype> precision;
   double measured_s = 0;
   std::vector<std::string> ignored;    ///< unknown top-level keys, reported not dropped silently
+  std::vector<std::string> recipe_notes;  ///< nulls filled from a recipes file, with its source
 };
 
 /// The whole file.
@@ -48,6 +49,33 @@ struct ValidationFile {
 [[nodiscard]] ValidationFile parse_validation_file(const std::string& text, const std::string& file);
 /// Reads and parses a file.
 [[nodiscard]] ValidationFile load_validation_file(const std::string& path);
+
+/// What the published recipe of a run's time set, for fields the case leaves null
+/// (`dtsim-validation-recipes/1`, calibration/README.md): every entry names its source.
+struct RecipeFacts {
+  std::string pointer;                 ///< "/cases/ID", for messages
+  std::optional<int> zero_stage;
+  std::optional<bool> sequence_parallel;
+  std::optional<std::int64_t> micro_batch;
+  std::optional<Recompute> recompute;
+  std::optional<Dtype> precision;
+  std::string source;
+};
+
+/// A recipes file: case id -> facts.
+struct RecipesFile {
+  std::string path;
+  std::vector<std::pair<std::string, RecipeFacts>> cases;
+};
+
+/// Parses a `dtsim-validation-recipes/1` file; throws SpecError (file + pointer) on a malformed one.
+[[nodiscard]] RecipesFile parse_recipes_file(const std::string& text, const std::string& file);
+[[nodiscard]] RecipesFile load_recipes_file(const std::string& path);
+
+/// Fills the null fields of `f`'s cases from `recipes`, noting each with its source. A recipe
+/// for a field the case already sets is an error (recipes fill gaps, they do not override
+/// measurements' descriptions). Returns the recipe ids that match no case.
+std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& recipes);
 
 /// A case turned into specs, with every assumption spelled out.
 struct ResolvedCase {

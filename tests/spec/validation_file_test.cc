@@ -158,3 +158,39 @@ TEST_CASE("spec::load_validation_file: the shared measured runs parse", "[spec]"
     CHECK(c.tp * c.pp * c.dp * c.cp == c.gpus);
   }
 }
+
+TEST_CASE("spec::apply_recipes: fills nulls with their source, never overrides", "[spec]") {
+  std::string t = with(with(R"("recompute": "full")", R"("recompute": null)"), R"("zero_stage": 0)", R"("zero_stage": null)");
+  ValidationFile f = parse_validation_file(t, "v.json");
+  RecipesFile r = parse_recipes_file(R"({"schema": "dtsim-validation-recipes/1", "cases": {
+      "c0": {"recompute": "full", "zero_stage": 0, "source": "run.sh @ abc: --checkpoint-activations"},
+      "other": {"recompute": "none", "source": "elsewhere"}}})",
+                                     "r.json");
+  CHECK_THAT(apply_recipes(f, r), Equals(std::vector<std::string>{"other"}));  // unmatched ids returned
+  ResolvedCase rc = resolve_case(f.cases[0], "v.json");
+  CHECK(rc.train.recompute == Recompute::full);
+  CHECK_FALSE(rc.auto_recompute);  // the recipe decides, not "least that fits"
+  CHECK(rc.par.zero_stage == 0);
+  CHECK_THAT(rc.assumptions,
+             VectorContains(std::string("recompute null -> full (recipe: run.sh @ abc: --checkpoint-activations)")));
+  CHECK_THAT(rc.assumptions, VectorContains(std::string("zero_stage null -> 0 (recipe: run.sh @ abc: --checkpoint-activations)")));
+
+  // A recipe for a field the case sets is an error naming the recipe file's pointer.
+  ValidationFile set = parse_validation_file(kFile, "v.json");
+  RecipesFile clash = parse_recipes_file(
+      R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {"recompute": "none", "source": "s"}}})", "r.json");
+  CHECK_THROWS_WITH(apply_recipes(set, clash),
+                    Equals("r.json:/cases/c0/recompute: expected a field the case leaves null, but case c0 sets it"));
+}
+
+TEST_CASE("spec::parse_recipes_file: every entry names a source; unknown keys are rejected", "[spec]") {
+  CHECK_THROWS_WITH(parse_recipes_file(R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {"recompute": "full"}}})",
+                                       "r.json"),
+                    Equals("r.json:/cases/c0/source: missing required key"));
+  CHECK_THROWS_AS(parse_recipes_file(
+                      R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {"source": "s", "tp": 8}}})", "r.json"),
+                  dtsim::SpecError);
+  // The shipped file parses.
+  RecipesFile shipped = load_recipes_file(std::string(DTSIM_SOURCE_DIR) + "/calibration/validation-recipes.json");
+  CHECK_FALSE(shipped.cases.empty());
+}
