@@ -18,6 +18,7 @@ namespace {
 struct ValidateArgs {
   std::string file;
   std::string recipes;
+  bool no_recipes = false;
   bool json = false;
   bool verbose = false;
 };
@@ -81,13 +82,25 @@ void add_validate(CLI::App& app, Action& action) {
   v->add_flag("--json", args->json, "Print one JSON object");
   v->add_flag("--verbose", args->verbose, "List each case's layout and assumptions");
   v->add_option("--recipes", args->recipes,
-                "A dtsim-validation-recipes/1 file: sourced facts for fields the cases leave null");
+                "A dtsim-validation-recipes/1 file: sourced facts for fields the cases leave null "
+                "(default: calibration/validation-recipes.json)");
+  v->add_flag("--no-recipes", args->no_recipes, "Fill nulls by the schema's rules only");
   v->callback([args, &action] {
     action = [args] {
       spec::ValidationFile f = spec::load_validation_file(args->file);
-      if (!args->recipes.empty()) {
-        for (const std::string& id : spec::apply_recipes(f, spec::load_recipes_file(args->recipes)))
-          std::cerr << "note: " << args->recipes << ": no case " << id << " in " << args->file << "; recipe unused\n";
+      std::string recipes = args->recipes;
+      if (recipes.empty() && !args->no_recipes) recipes = spec::data_dir() + "/calibration/validation-recipes.json";
+      if (!recipes.empty()) {
+        std::vector<std::string> unused = spec::apply_recipes(f, spec::load_recipes_file(recipes));
+        std::size_t used = 0;
+        for (const auto& c : f.cases) used += c.recipe_notes.empty() ? 0 : 1;
+        // JSON output carries the same facts in each case's "assumptions".
+        if (used > 0 && !args->json)
+          std::cerr << "note: " << used << " case(s) take null fields from " << recipes
+                    << " (--verbose lists them; --no-recipes skips)\n";
+        if (!args->recipes.empty())
+          for (const std::string& id : unused)
+            std::cerr << "note: " << recipes << ": no case " << id << " in " << args->file << "; recipe unused\n";
       }
       std::vector<report::CaseOutcome> outcomes;
       for (const auto& c : f.cases) outcomes.push_back(run_case(c, args->file));

@@ -172,6 +172,17 @@ TEST_CASE("cli validate --json: cases and summary", "[cli]") {
   CHECK_THAT(s.at("mape").get<double>(), WithinRel(mean, 1e-9));
   CHECK_THAT(s.at("max_abs_pct").get<double>(), WithinRel(*std::max_element(abs_errs.begin(), abs_errs.end()), 1e-12));
   CHECK(s.at("median_abs_pct").get<double>() <= s.at("max_abs_pct").get<double>());
+
+  // The shipped recipes fill the Megatron README case's nulls, visibly; --no-recipes does not.
+  auto recipe_lines = [](const json& all) {
+    std::size_t n = 0;
+    for (const json& c : all.at("cases"))
+      if (c.at("id") == "megatron-readme-gpt3-175b-1024xA100")
+        for (const json& a : c.at("assumptions")) n += a.get<std::string>().find("(recipe: ") != std::string::npos;
+    return n;
+  };
+  CHECK(recipe_lines(j) == 3);  // recompute, zero_stage, sequence_parallel
+  CHECK(recipe_lines(run_json("validate '" + path + "' --json --no-recipes")) == 0);
 }
 
 TEST_CASE("cli validate: an invalid case is reported with its reason, not skipped", "[cli]") {
