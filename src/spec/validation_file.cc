@@ -109,14 +109,18 @@ void apply_family(Model& m, const CaseModel& cm, std::int64_t seq, std::vector<s
   }
 }
 
+// Reads the "schema" key of a file's top object; anything but `expected` is an error.
+void expect_schema(ObjectReader& r, const std::string& expected) {
+  std::string schema = r.string("schema");
+  if (schema != expected) r.fail("schema", "expected \"" + expected + "\", got \"" + schema + "\"");
+}
+
 }  // namespace
 
 ValidationFile parse_validation_file(const std::string& text, const std::string& file) {
   nlohmann::json j = parse_json_text(text, file);
   ObjectReader r(j, file, "");
-  std::string schema = r.string("schema");
-  if (schema != "dtsim-validation-cases/1")
-    r.fail("schema", "expected \"dtsim-validation-cases/1\", got \"" + schema + "\"");
+  expect_schema(r, "dtsim-validation-cases/1");
   const nlohmann::json& cases = r.array("cases");
   r.finish();
   ValidationFile f{file, {}};
@@ -131,9 +135,7 @@ ValidationFile load_validation_file(const std::string& path) {
 RecipesFile parse_recipes_file(const std::string& text, const std::string& file) {
   nlohmann::json j = parse_json_text(text, file);
   ObjectReader r(j, file, "");
-  std::string schema = r.string("schema");
-  if (schema != "dtsim-validation-recipes/1")
-    r.fail("schema", "expected \"dtsim-validation-recipes/1\", got \"" + schema + "\"");
+  expect_schema(r, "dtsim-validation-recipes/1");
   static_cast<void>(r.optional_string("description"));
   ObjectReader cases = r.object("cases");
   r.finish();
