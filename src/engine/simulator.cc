@@ -86,9 +86,12 @@ Breakdown attribute(const Graph& g, const Timeline& tl, schedule::StreamId strea
   auto add = [&b](Category c, SimTime t) { b[static_cast<std::size_t>(c)] += t; };
   const auto& tasks = g.tasks();
   SimTime cursor = 0;
-  for (TaskId id : g.stream_tasks(stream)) {
-    const Task& task = tasks[static_cast<std::size_t>(id)];
-    const TaskTiming& t = tl.tasks[static_cast<std::size_t>(id)];
+  // The stream's tasks in issue order: a filtered pass over all tasks (no list is kept per stream).
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const Task& task = tasks[i];
+    if (task.stream != stream) continue;
+    auto id = static_cast<TaskId>(i);
+    const TaskTiming& t = tl.tasks[i];
     if (t.start > cursor) {
       // The dependency that finished last is the one the stream waited for; a marker that
       // joins several tasks passes the wait on to the one of them that finished last.

@@ -102,11 +102,4 @@ std::span<const Segment> Graph::segments(const Task& t) const {
   return {segment_pool_.data() + cost_begin_[c], static_cast<std::size_t>(cost_begin_[c + 1] - cost_begin_[c])};
 }
 
-std::vector<TaskId> Graph::stream_tasks(StreamId s) const {
-  std::vector<TaskId> out;
-  for (std::size_t i = 0; i < tasks_.size(); ++i)
-    if (tasks_[i].stream == s) out.push_back(static_cast<TaskId>(i));
-  return out;
-}
-
 }  // namespace dtsim::schedule

@@ -132,8 +132,6 @@ class Graph {
 
   [[nodiscard]] const std::vector<Task>& tasks() const { return tasks_; }
   [[nodiscard]] const std::vector<Stream>& streams() const { return streams_; }
-  /// Tasks of stream `s` in issue order (collected by a scan of all tasks).
-  [[nodiscard]] std::vector<TaskId> stream_tasks(StreamId s) const;
   /// The last task added to stream `s`, -1 if none.
   [[nodiscard]] TaskId last_task_on(StreamId s) const { return stream_last_[static_cast<std::size_t>(s)]; }
   /// Dependencies of task `t`.

@@ -24,9 +24,11 @@ PassRef StageOrder::pass(bool forward, std::int64_t k) const {
   // Interleaved: pass k of a direction runs chunk (k mod pv) div p (reversed for backward) on
   // micro-batch (k div pv) * p + k mod p.
   std::int64_t group = pp_ * vp_;
-  std::int64_t chunk = (k % group) / pp_;
+  std::int64_t round = k / group, in_round = k - round * group;
+  std::int64_t chunk = in_round / pp_;
+  std::int64_t mb = round * pp_ + (in_round - chunk * pp_);  // k mod p, as group is a multiple of p
   if (!forward) chunk = vp_ - 1 - chunk;
-  return {forward, chunk, (k / group) * pp_ + k % pp_};
+  return {forward, chunk, mb};
 }
 
 PassRef StageOrder::operator[](std::int64_t i) const {
