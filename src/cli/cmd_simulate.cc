@@ -25,7 +25,8 @@ void choose_recompute(Job& j) {
 }
 
 report::JobView view(const Job& j) {
-  return {&j.model, &j.cluster, j.calibration.name, j.gpus, j.par, j.train, j.software, j.notes};
+  return {&j.model, &j.cluster, j.calibration.name, j.gpus, j.par, j.train, j.software,
+          j.calibration.compute.speed_spread, j.notes};
 }
 
 struct SimulateArgs {

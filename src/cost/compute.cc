@@ -1,6 +1,7 @@
 #include "cost/compute.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace dtsim::cost {
 namespace {
@@ -103,7 +104,8 @@ std::vector<Op> layer_gemms(const LayerShape& s, Dtype precision) {
 
 // Element-wise kernels of the forward pass: two norms (read x, write y), two fused
 // bias-dropout-add (read 2, write 1, mask), the MLP activation (read gate inputs, write 1),
-// MoE token permute/unpermute; fp8 adds a cast of every GEMM input (read 2, write 1).
+// rotary embedding, MoE token permute/unpermute, context parallelism's merge of partial attention outputs; fp8
+// adds a cast of every GEMM input (read 2, write 1).
 std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision) {
   double th = s.tokens * s.hidden * s.sp;
   double ffn_elems = s.experts_local > 0 ? s.expert_tokens * s.expert_ffn * s.experts_local / s.experts_local
@@ -112,6 +114,15 @@ std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision) {
                     memory("norm2", th, 2 * kAct), memory("mlp.act", ffn_elems, (s.gate + 1) * kAct),
                     memory("mlp.bda", th, 3 * kAct + 1)};
   if (s.experts_local > 0) e.push_back(memory("moe.permute", s.expert_tokens * s.hidden, 4 * kAct, 2));
+  // Rotary embedding (Megatron-Core apply_rope_fusion: one fused kernel) rotates Q and K in place.
+  if (s.rotary) e.push_back(memory("attn.rope", s.tokens * (s.q_width + s.kv_width), 2 * kAct));
+  if (s.cp > 1) {
+    // Ring attention (Transformer Engine AttnFuncWithCPAndKVP2P.forward): K and V are packed into
+    // one p2p buffer (read 2, write 2), the output is zeroed and each of the cp partial results
+    // is merged into it by its softmax statistics (read partial, read and write the output).
+    e.push_back(memory("attn.cp.kv_pack", s.tokens * 2 * s.kv_width, 2 * kAct));
+    e.push_back(memory("attn.cp.merge", s.tokens * s.q_width, (1 + 3 * s.cp) * kAct, 1 + s.cp));
+  }
   if (precision == Dtype::fp8) {
     double inputs = s.tokens * (2 * s.hidden + s.q_width) + ffn_elems;
     e.push_back(memory("fp8.cast", inputs, kAct + 1, 4));
@@ -130,6 +141,32 @@ double gemm_efficiency(const spec::ComputeCalibration& cal, Dtype d, double m, d
   return c->max_efficiency * (m * n / (m * n + c->mn_half)) * (k / (k + c->k_half));
 }
 
+double expected_max_normal(std::int64_t n) {
+  if (n <= 1) return 0;
+  double nd = static_cast<double>(n);
+  double p = (nd - 0.375) / (nd + 0.25);
+  // Invert Phi(z) = erfc(-z/sqrt 2)/2 by bisection: Phi is monotone and p < 1 - 1e-9 for any
+  // realistic n, so [0, 8] brackets the root; 60 halvings reach double precision.
+  double lo = 0, hi = 8;
+  for (int i = 0; i < 60; ++i) {
+    double mid = 0.5 * (lo + hi);
+    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+double slowest_gpu_pace(double spread, std::int64_t gpus) {
+  if (spread <= 0) return 1;
+  // The planner asks for the same job size over and over: remember the last answer per thread.
+  thread_local std::int64_t last_n = -1;
+  thread_local double last_z = 0;
+  if (gpus != last_n) {
+    last_n = gpus;
+    last_z = expected_max_normal(gpus);
+  }
+  return 1 + spread * last_z;
+}
+
 Seconds op_time(const Op& op, const ComputeContext& ctx) {
   const spec::ComputeCalibration& cal = *ctx.cal;
   Seconds compute{0};
@@ -144,7 +181,7 @@ Seconds op_time(const Op& op, const ComputeContext& ctx) {
     compute = op.flops / (ctx.gpu->peak(Dtype::bf16) * eff);
   }
   Seconds memory_time = op.bytes / (ctx.gpu->hbm_bandwidth * cal.memory_efficiency);
-  return std::max(compute, memory_time) + cal.kernel_overhead * op.kernels;
+  return (std::max(compute, memory_time) + cal.kernel_overhead * op.kernels) * ctx.pace;
 }
 
 Seconds ops_time(const std::vector<Op>& ops, const ComputeContext& ctx) {

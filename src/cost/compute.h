@@ -49,7 +49,18 @@ struct ComputeContext {
   const spec::Gpu* gpu = nullptr;
   const spec::ComputeCalibration* cal = nullptr;
   spec::Dtype precision = spec::Dtype::bf16;  ///< GEMM input type (fp8 = Transformer Engine recipe)
+  double pace = 1;  ///< multiplies every kernel's time: the job's slowest GPU (slowest_gpu_pace)
 };
+
+/// Expected maximum of n independent standard normal variables, by Blom's (1958) order-statistic
+/// approximation Phi^-1((n - 3/8) / (n + 1/4)); 0 for n = 1.
+[[nodiscard]] double expected_max_normal(std::int64_t n);
+
+/// Kernel-time multiplier of a synchronous job on `gpus` GPUs whose compute speeds spread with
+/// relative standard deviation `spread` around the profile's (one typical GPU's) speed: every
+/// TP, CP, PP and DP group waits for its slowest member each step, so the job runs at the pace of
+/// its slowest GPU, 1 + spread * E[max of `gpus` standard normals].
+[[nodiscard]] double slowest_gpu_pace(double spread, std::int64_t gpus);
 
 /// GEMM efficiency from the profile's curve; falls back to the bf16 curve for fp16 and vice versa.
 [[nodiscard]] double gemm_efficiency(const spec::ComputeCalibration& cal, spec::Dtype d, double m, double n, double k);

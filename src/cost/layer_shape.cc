@@ -24,6 +24,7 @@ LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, std::int
   s.ffn = static_cast<double>(m.ffn_hidden) / s.tp;
   s.gate = m.gated() ? 2.0 : 1.0;
   s.sp = par.sequence_parallel ? 1.0 / s.tp : 1.0;
+  s.rotary = m.position_embedding == spec::PositionEmbedding::rotary;
   if (m.is_moe()) {
     s.experts = static_cast<double>(m.moe_experts);
     s.experts_local = s.experts / static_cast<double>(par.ep);

@@ -18,6 +18,7 @@ struct LayerShape {
   double ffn = 1;          ///< dense MLP width on this rank: f/tp
   double gate = 1;         ///< 2 for gated MLPs (gate and up projections), else 1
   double sp = 1;           ///< share of hidden-size element-wise work: 1/tp with SP, else 1
+  bool rotary = false;     ///< rotary position embedding applied to Q and K in every layer
   double tp = 1;
   double cp = 1;
   // MoE (zero experts = dense)

@@ -36,6 +36,7 @@ StepResult simulate_into(const schedule::StepSpec& s, const NetworkBackend& net,
   schedule::build_step(s, net, ws.step);
   Simulator(net, s.cal->compute.overlap_slowdown).run(ws.step.graph, ws.timeline);
   StepResult r;
+  r.pace = schedule::compute_context(s).pace;
   r.microbatches = spec::micro_batches(s.par, s.train);
   r.tasks = ws.step.graph.tasks().size();
   // The step ends when the last stage's end marker does; that stage's compute stream is the

@@ -19,6 +19,7 @@ struct StepResult {
   double model_tflops_per_gpu = 0;  ///< Megatron-LM model FLOPs / step time / GPUs
   double mfu = 0;                   ///< vs the dense peak of the training precision
   double hfu = 0;                   ///< counting recompute FLOPs too
+  double pace = 1;                  ///< kernel-time multiplier of the job's slowest GPU (cost::slowest_gpu_pace)
   std::int64_t microbatches = 0;
   std::size_t tasks = 0;
 };

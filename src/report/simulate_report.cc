@@ -93,7 +93,8 @@ std::string simulate_report(const JobView& job, const engine::StepResult& r, con
     nlohmann::json j{{"step_time_s", r.step_time.value()}, {"tokens_per_s", r.tokens_per_s},
                      {"model_tflops_per_gpu", r.model_tflops_per_gpu}, {"mfu", r.mfu}, {"hfu", r.hfu},
                      {"memory", memory_json(mem)}, {"config", config_json(job)}, {"notes", job.notes},
-                     {"critical_stage", r.critical_stage}, {"microbatches", r.microbatches}, {"tasks", r.tasks}};
+                     {"critical_stage", r.critical_stage}, {"microbatches", r.microbatches}, {"tasks", r.tasks},
+                     {"pace", r.pace}};
     for (std::size_t c = 0; c < schedule::kCategories; ++c)
       j["breakdown"][schedule::to_string(static_cast<schedule::Category>(c))] = r.breakdown[c].value();
     return j.dump(2) + "\n";
@@ -101,7 +102,11 @@ std::string simulate_report(const JobView& job, const engine::StepResult& r, con
   std::string out = header(job) + "\n";
   out += "  step time " + fixed(r.step_time.value(), 3) + " s   tokens/s " + fixed(r.tokens_per_s, 0) +
          "   model TFLOP/s per GPU " + fixed(r.model_tflops_per_gpu, 1) + "   MFU " + fixed(100 * r.mfu, 1) +
-         "%   HFU " + fixed(100 * r.hfu, 1) + "%\n\n";
+         "%   HFU " + fixed(100 * r.hfu, 1) + "%\n";
+  if (r.pace > 1)
+    out += "  pace     kernels x" + fixed(r.pace, 3) + ": the slowest of " + std::to_string(job.gpus) +
+           " GPUs (speed spread " + fixed(100 * job.speed_spread, 1) + "% in the calibration)\n";
+  out += "\n";
   Table t({"breakdown (critical stage " + std::to_string(r.critical_stage) + ")", "seconds", "share"});
   for (std::size_t c = 0; c < schedule::kCategories; ++c)
     t.add({schedule::to_string(static_cast<schedule::Category>(c)), fixed(r.breakdown[c].value(), 3),

@@ -22,6 +22,7 @@ struct JobView {
   spec::Parallel par;
   spec::Training train;
   spec::Software software;
+  double speed_spread = 0;         ///< the calibration's GPU-to-GPU speed spread
   std::vector<std::string> notes;  ///< assumptions and derived values
 };
 

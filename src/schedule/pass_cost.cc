@@ -22,10 +22,6 @@ void add(PassCost& p, Category c, Seconds s) {
   p.segments.push_back({c, ticks(s)});
 }
 
-cost::ComputeContext context(const StepSpec& s) {
-  return {&s.cluster->gpu, &s.cal->compute, s.train.precision};
-}
-
 Seconds gemm_time(const std::vector<Op>& ops, const cost::ComputeContext& ctx) {
   Seconds t{0};
   for (const Op& op : ops)
@@ -101,6 +97,11 @@ void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, double lay
 
 }  // namespace
 
+cost::ComputeContext compute_context(const StepSpec& s) {
+  std::int64_t gpus = s.par.tp * s.par.pp * s.par.dp * s.par.cp;
+  return {&s.cluster->gpu, &s.cal->compute, s.train.precision, cost::slowest_gpu_pace(s.cal->compute.speed_spread, gpus)};
+}
+
 SimTime PassCost::total() const {
   SimTime t = 0;
   for (const Segment& s : segments) t += s.duration;
@@ -113,7 +114,7 @@ void accumulate(PassCost& a, const PassCost& b, double k) {
 
 LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train.micro_batch, s.train.seq_len);
-  cost::ComputeContext ctx = context(s);
+  cost::ComputeContext ctx = compute_context(s);
   auto attn = s.software.attention;
   cost::TpOverlapShape overlap = cost::tp_overlap_shape(s.par.tp, s.software.tp_comm_overlap, s.cluster->gpu.sm_count);
   std::vector<Op> fwd = cost::layer_forward(sh, attn, s.train.precision, overlap);
@@ -148,7 +149,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
 PassCost embedding_cost(const StepSpec& s, const CommPricer& net, bool backward) {
   cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train.micro_batch, s.train.seq_len);
   PassCost p;
-  add(p, Category::compute, cost::ops_time(cost::embedding_ops(sh, backward), context(s)));
+  add(p, Category::compute, cost::ops_time(cost::embedding_ops(sh, backward), compute_context(s)));
   // Vocab-parallel embedding: the partial lookups are all-reduced (reduce-scattered with SP).
   if (s.par.tp > 1 && !backward) {
     Bytes act = bytes(sh.tokens * sh.hidden * 2.0);
@@ -161,7 +162,7 @@ PassCost embedding_cost(const StepSpec& s, const CommPricer& net, bool backward)
 PassCost head_cost(const StepSpec& s, const CommPricer& net, bool backward) {
   cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train.micro_batch, s.train.seq_len);
   PassCost p;
-  add(p, Category::compute, cost::ops_time(cost::logits_ops(sh, s.train.precision, backward), context(s)));
+  add(p, Category::compute, cost::ops_time(cost::logits_ops(sh, s.train.precision, backward), compute_context(s)));
   if (s.par.tp > 1) {
     // SP gathers the final norm's output before the LM head (reduce-scatter in backward); the
     // vocab-parallel cross-entropy all-reduces max, sum and target logit (3 x b*s/cp floats).

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cost/compute.h"
 #include "schedule/graph.h"
 #include "spec/calibration.h"
 #include "spec/cluster.h"
@@ -21,6 +22,9 @@ struct StepSpec {
   const spec::Calibration* cal = nullptr;
   spec::Software software;  ///< profile defaults with the user's overrides applied
 };
+
+/// How `s` prices kernels: its GPU and profile, at the pace of the job's slowest GPU.
+[[nodiscard]] cost::ComputeContext compute_context(const StepSpec& s);
 
 /// Seconds per category of one pass.
 struct PassCost {

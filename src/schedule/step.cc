@@ -247,7 +247,7 @@ void Builder::finish_step() {
                         static_cast<double>(out_.stage_layers[static_cast<std::size_t>(i)]) +
                     cost::non_layer_params(*s_.model, s_.par, i);
     double owned = params / (s_.par.zero_stage >= 1 ? dp : 1.0);
-    cost::ComputeContext ctx{&s_.cluster->gpu, &s_.cal->compute, s_.train.precision};
+    cost::ComputeContext ctx = compute_context(s_);
     Seconds opt_time = cost::op_time(cost::optimizer_op(owned, s_.train.optimizer), ctx);
     Task opt{.stream = ss.compute, .kind = TaskKind::compute,
              .cost = out_.graph.add_cost({{Category::optimizer, to_sim_time(opt_time)}}), .label = {Label::Kind::optimizer}};

@@ -39,6 +39,10 @@ ComputeCalibration read_compute(ObjectReader r) {
   c.memory_efficiency = fraction(r, "memory_efficiency");
   c.kernel_overhead = us(r.positive("kernel_overhead_us", true));
   c.overlap_slowdown = r.positive("overlap_slowdown", true);
+  c.speed_spread = r.positive("speed_spread", true);
+  if (c.speed_spread > 0.5)
+    r.fail("speed_spread", "expected a relative standard deviation in [0, 0.5], got " +
+                               describe(nlohmann::json(c.speed_spread)));
   r.skip("notes");
   r.finish();
   return c;

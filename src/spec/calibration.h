@@ -44,6 +44,7 @@ struct ComputeCalibration {
   double memory_efficiency = 0.0;      ///< achieved / peak HBM bandwidth for element-wise kernels
   Seconds kernel_overhead;             ///< fixed cost per kernel (launch, tail)
   double overlap_slowdown = 0.0;       ///< compute slowdown while NCCL kernels share the SMs (0.1 = 10%)
+  double speed_spread = 0.0;           ///< relative std dev of kernel speed across the cluster's GPUs
   [[nodiscard]] const GemmCurve& curve(Dtype d) const { return gemm[static_cast<std::size_t>(d)]; }
   bool operator==(const ComputeCalibration&) const = default;
 };

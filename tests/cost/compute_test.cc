@@ -1,7 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "cost/compute.h"
 #include "cost/layer_shape.h"
+#include "spec/calibration.h"
 #include "spec/load.h"
 
 using namespace dtsim;
@@ -79,4 +82,71 @@ TEST_CASE("cost::layer_forward/backward: TP overlap chunks GEMM rows, keeps FLOP
   double overhead = cal.compute.kernel_overhead.value() * fc2.kernels;
   CHECK_THAT(cost::op_time(fc2, ctx).value() - overhead,
              WithinRel((cost::op_time(all_sms, ctx).value() - overhead) * 132.0 / 116.0, 1e-9));
+}
+
+TEST_CASE("cost::expected_max_normal: Blom's approximation of the normal maximum", "[cost]") {
+  CHECK(cost::expected_max_normal(1) == 0);
+  // Exact expectations of the largest of n standard normals (Harter 1961, Biometrika 48,
+  // Table 1): n = 2: 1/sqrt(pi); 10: 1.53875; 100: 2.50759; 1000: 3.24144.
+  CHECK_THAT(cost::expected_max_normal(2), WithinRel(0.56419, 0.05));
+  CHECK_THAT(cost::expected_max_normal(10), WithinRel(1.53875, 0.01));
+  CHECK_THAT(cost::expected_max_normal(100), WithinRel(2.50759, 0.01));
+  CHECK_THAT(cost::expected_max_normal(1000), WithinRel(3.24144, 0.01));
+  double prev = 0;
+  for (std::int64_t n = 2; n <= (1 << 24); n *= 2) {
+    double z = cost::expected_max_normal(n);
+    CHECK(z > prev);
+    prev = z;
+  }
+}
+
+TEST_CASE("cost::slowest_gpu_pace: one GPU or no spread runs at the profile's speed", "[cost]") {
+  CHECK(cost::slowest_gpu_pace(0.0, 16384) == 1);
+  CHECK(cost::slowest_gpu_pace(0.02, 1) == 1);
+  CHECK_THAT(cost::slowest_gpu_pace(0.02, 1000), WithinRel(1 + 0.02 * cost::expected_max_normal(1000), 1e-12));
+  // The per-thread cache answers for the size asked, not the last one.
+  double a = cost::slowest_gpu_pace(0.02, 8), b = cost::slowest_gpu_pace(0.02, 2048);
+  CHECK(cost::slowest_gpu_pace(0.02, 8) == a);
+  CHECK(b > a);
+}
+
+TEST_CASE("cost::op_time: the pace multiplies every kind of kernel", "[cost]") {
+  std::string root = DTSIM_SOURCE_DIR;
+  spec::Gpu gpu = spec::load_gpu(root + "/topologies/gpus/h100-sxm5-80gb.json");
+  spec::Calibration cal = spec::load_calibration(root + "/calibration/dgx-h100.json");
+  cost::ComputeContext plain{&gpu, &cal.compute, spec::Dtype::bf16};
+  cost::ComputeContext slow = plain;
+  slow.pace = 1.05;
+  for (const cost::Op& op : cost::layer_forward(gpt3_tp4(), spec::AttentionKernel::flash, spec::Dtype::bf16)) {
+    INFO(op.name);
+    CHECK_THAT(cost::op_time(op, slow).value(), WithinRel(1.05 * cost::op_time(op, plain).value(), 1e-12));
+  }
+}
+
+TEST_CASE("cost::layer_forward: rotary embedding and ring-attention merges are priced", "[cost]") {
+  std::string root = DTSIM_SOURCE_DIR;
+  spec::Model llama = spec::load_model(root + "/models/llama3-8b.json");
+  auto names = [](const std::vector<cost::Op>& ops) {
+    std::vector<std::string> n;
+    for (const cost::Op& op : ops) n.push_back(op.name);
+    return n;
+  };
+  using Catch::Matchers::VectorContains;
+  auto flash = spec::AttentionKernel::flash;
+  // GPT-3 has learned positions and no CP: neither kernel.
+  auto gpt = names(cost::layer_forward(gpt3_tp4(), flash, spec::Dtype::bf16));
+  CHECK_FALSE(std::count(gpt.begin(), gpt.end(), "attn.rope"));
+  CHECK_FALSE(std::count(gpt.begin(), gpt.end(), "attn.cp.merge"));
+  cost::LayerShape cp1 = cost::layer_shape(llama, spec::Parallel{}, 1, 8192);
+  cost::LayerShape cp2 = cost::layer_shape(llama, spec::Parallel{.cp = 2}, 1, 8192);
+  CHECK_THAT(names(cost::layer_forward(cp1, flash, spec::Dtype::bf16)), VectorContains(std::string("attn.rope")));
+  auto fwd = cost::layer_forward(cp2, flash, spec::Dtype::bf16);
+  const cost::Op& merge = named(fwd, "attn.cp.merge");
+  // Zero the output, then per step read the partial result and read and write the output:
+  // 4096 tokens x 4096 wide x 2 bytes x (1 + 3 x 2).
+  CHECK_THAT(merge.bytes.value(), WithinRel(4096.0 * 4096 * 2 * 7, 1e-12));
+  CHECK(merge.kernels == 3);
+  // Backward moves twice the forward's element-wise bytes.
+  CHECK_THAT(named(cost::layer_backward(cp2, flash, spec::Dtype::bf16), "attn.cp.merge.bwd").bytes.value(),
+             WithinRel(2 * merge.bytes.value(), 1e-12));
 }

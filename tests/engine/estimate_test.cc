@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "cost/compute.h"
 #include "engine/analytical.h"
 #include "engine/simulate.h"
 #include "spec/calibration.h"
@@ -56,4 +57,29 @@ TEST_CASE("engine::estimate_step: extrapolation equals the exact simulation", "[
   compare(st, {.tp = 1, .pp = 64, .dp = 16, .zero_stage = 1}, 96, 1, spec::Recompute::full);
   compare(st, {.tp = 4, .pp = 16, .dp = 16, .vp = 6, .zero_stage = 1, .sequence_parallel = true}, 96, 1,
           spec::Recompute::selective);
+}
+
+TEST_CASE("engine::simulate_step: kernels run at the pace of the job's slowest GPU", "[engine]") {
+  Setup st = gpt3_a100();
+  auto run = [&st](double spread, std::int64_t dp) {
+    spec::Calibration cal = st.cal;
+    cal.compute.speed_spread = spread;
+    spec::Parallel par{.tp = 8, .pp = 4, .dp = dp, .zero_stage = 1};
+    spec::Training t{.micro_batch = 1, .global_batch = 16 * dp, .seq_len = 2048, .precision = spec::Dtype::fp16};
+    schedule::StepSpec s{&st.model, &st.cluster, par, t, &cal, cal.software};
+    engine::AnalyticalNetwork net(st.cluster, par, cal.collectives);
+    return engine::simulate_step(s, net).result;
+  };
+  auto compute = [](const engine::StepResult& r) {
+    return r.breakdown[static_cast<std::size_t>(schedule::Category::compute)].value();
+  };
+  engine::StepResult even = run(0.0, 16), spread = run(0.02, 16);
+  CHECK(even.pace == 1);
+  CHECK_THAT(spread.pace, WithinRel(cost::slowest_gpu_pace(0.02, 8 * 4 * 16), 1e-12));
+  // Every kernel stretches by the pace; collectives do not.
+  CHECK_THAT(compute(spread), WithinRel(compute(even) * spread.pace, 1e-6));
+  CHECK(spread.step_time.value() < even.step_time.value() * spread.pace);
+  // More GPUs, a slower slowest one.
+  CHECK(run(0.02, 64).pace > spread.pace);
+  CHECK(run(0.0, 64).pace == 1);
 }

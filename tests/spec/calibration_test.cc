@@ -33,7 +33,7 @@ const std::string kProfile = R"({
   "compute": {
     "gemm": {"bf16": {"max_efficiency": 0.8, "mn_half": 1000000, "k_half": 256}},
     "flash_fwd_efficiency": 0.6, "flash_bwd_efficiency": 0.5, "memory_efficiency": 0.85,
-    "kernel_overhead_us": 2, "overlap_slowdown": 0.1
+    "kernel_overhead_us": 2, "overlap_slowdown": 0.1, "speed_spread": 0.02
   },
   "collectives": {
     "intra_node": {"ring": {"Simple": {"base_latency_us": 8, "step_latency_us": 1, "bandwidth_efficiency": 0.8}}},
@@ -113,6 +113,11 @@ TEST_CASE("spec::parse_calibration: error texts name file and pointer", "[spec]"
                     StartsWith("cal.json:/compute/gemm/bf16/max_efficiency: expected a fraction in (0, 1], got 1.2"));
   CHECK_THROWS_WITH(parse_calibration(with(R"("memory_efficiency": 0.85)", R"("memory_efficiency": 0)"), "cal.json"),
                     Equals("cal.json:/compute/memory_efficiency: expected a number > 0, got 0"));
+  // The GPU-to-GPU spread is a relative standard deviation.
+  CHECK_THROWS_WITH(parse_calibration(with(R"("speed_spread": 0.02)", R"("speed_spread": 2)"), "cal.json"),
+                    StartsWith("cal.json:/compute/speed_spread: expected a relative standard deviation in [0, 0.5], got 2"));
+  CHECK_THROWS_WITH(parse_calibration(with(R"(, "speed_spread": 0.02)", ""), "cal.json"),
+                    Equals("cal.json:/compute/speed_spread: missing required key"));
   CHECK_THROWS_WITH(
       parse_calibration(with(R"("intra_node": {"ring": {"Simple")", R"("intra_node": {"ring": {"LL64")"), "cal.json"),
       Equals("cal.json:/collectives/intra_node/ring/LL64: unknown key (expected one of: LL, LL128, Simple)"));
