@@ -104,8 +104,8 @@ std::vector<Op> layer_gemms(const LayerShape& s, Dtype precision) {
 
 // Element-wise kernels of the forward pass: two norms (read x, write y), two fused
 // bias-dropout-add (read 2, write 1, mask), the MLP activation (read gate inputs, write 1),
-// rotary embedding, MoE token permute/unpermute, context parallelism's merge of partial attention outputs; fp8
-// adds a cast of every GEMM input (read 2, write 1).
+// rotary embedding, MoE token permute/unpermute, context parallelism's merges of partial
+// attention outputs; fp8 adds a cast of every GEMM input (read 2, write 1).
 std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision) {
   double th = s.tokens * s.hidden * s.sp;
   double ffn_elems = s.experts_local > 0 ? s.expert_tokens * s.expert_ffn * s.experts_local / s.experts_local
