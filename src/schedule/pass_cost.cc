@@ -99,7 +99,8 @@ void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, double lay
 
 cost::ComputeContext compute_context(const StepSpec& s) {
   std::int64_t gpus = s.par.tp * s.par.pp * s.par.dp * s.par.cp;
-  return {&s.cluster->gpu, &s.cal->compute, s.train.precision, cost::slowest_gpu_pace(s.cal->compute.speed_spread, gpus)};
+  double pace = cost::slowest_gpu_pace(s.cal->compute.speed_spread, gpus);
+  return {&s.cluster->gpu, &s.cal->compute, s.train.precision, pace};
 }
 
 SimTime PassCost::total() const {
