@@ -7,6 +7,7 @@
 #include "cost/memory.h"
 #include "engine/analytical.h"
 #include "engine/simulate.h"
+#include "report/table.h"
 #include "report/validate_report.h"
 #include "spec/job_rules.h"
 #include "spec/load.h"
@@ -66,7 +67,12 @@ report::CaseOutcome run_case(const spec::ValidationCase& vc, const std::string& 
     if (!out.fits) out.assumptions.push_back("predicted memory exceeds capacity; simulated anyway");
     schedule::StepSpec s{&rc.model, &cluster, rc.par, rc.train, &cal, cal.software};
     engine::AnalyticalNetwork net(cluster, rc.par, cal.collectives);
-    out.predicted_s = engine::simulate_step(s, net).result.step_time.value();
+    engine::StepResult r = engine::simulate_step(s, net).result;
+    out.predicted_s = r.step_time.value();
+    if (r.pace > 1)
+      out.assumptions.push_back("kernels x" + report::fixed(r.pace, 3) + ": the slowest of " + std::to_string(vc.gpus) +
+                                " GPUs (speed_spread " + report::fixed(100 * cal.compute.speed_spread, 1) + "% in " +
+                                cal.name + ")");
   } catch (const SpecError& e) {
     out.failure = e.what();
   }

@@ -183,6 +183,17 @@ TEST_CASE("cli validate --json: cases and summary", "[cli]") {
   };
   CHECK(recipe_lines(j) == 3);  // recompute, zero_stage, sequence_parallel
   CHECK(recipe_lines(run_json("validate '" + path + "' --json --no-recipes")) == 0);
+
+  // Every case names the slowest-GPU pace it ran at (the shipped profiles have a 1.5% spread).
+  for (const json& c : cases) {
+    INFO(c.at("id"));
+    std::size_t pace_lines = 0;
+    for (const json& a : c.at("assumptions")) {
+      const std::string& text = a.get_ref<const std::string&>();
+      pace_lines += text.rfind("kernels x", 0) == 0 && text.find(" GPUs (speed_spread 1.5% in dgx-") != std::string::npos;
+    }
+    CHECK(pace_lines == (c.at("predicted_s").is_null() ? 0 : 1));
+  }
 }
 
 TEST_CASE("cli validate: an invalid case is reported with its reason, not skipped", "[cli]") {
