@@ -76,6 +76,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
   app.add_option("--tp-comm-overlap", f.tp_comm_overlap, "on|off: TP collectives pipelined with GEMMs");
   app.add_option("--overlap-grad-reduce", f.overlap_grad_reduce, "on|off: DP buckets overlap the last backward");
   app.add_option("--overlap-param-gather", f.overlap_param_gather, "on|off: ZeRO param all-gather overlaps forward");
+  app.add_option("--speed-spread", f.speed_spread,
+                 "Relative std dev of speed between the job's GPUs, which run at the slowest one's pace "
+                 "(default: the profile's; 0 = identical GPUs)")
+      ->check(CLI::Range(0.0, 0.5));
   app.add_flag("--json", f.json, "Print one JSON object");
 }
 
@@ -100,6 +104,7 @@ Job resolve_job(const JobFlags& f) {
   j.calibration = f.calibration.empty() ? spec::load_calibration(j.cluster.calibration, "--cluster")
                                         : spec::load_calibration(f.calibration, "--calibration");
   j.software = resolve_software(f, j.calibration.software);
+  if (f.speed_spread >= 0) j.calibration.compute.speed_spread = f.speed_spread;
   derive_degrees(f, j);
   j.par.zero_stage = f.zero;
   j.par.sequence_parallel = f.sp;

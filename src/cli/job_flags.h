@@ -26,6 +26,7 @@ struct JobFlags {
   std::string recompute = "none", precision = "bf16", grad_dtype, optimizer = "adam";
   std::string attention, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, schedule;
   std::vector<std::int64_t> stage_layers;
+  double speed_spread = -1;  ///< < 0: the profile's
   bool json = false;
 };
 
