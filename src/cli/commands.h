@@ -22,6 +22,8 @@ void add_validate(CLI::App& app, Action& action);
 void add_plan(CLI::App& app, Action& action);
 /// Registers `dtsim bench` (simulation speed figures and ratios).
 void add_bench(CLI::App& app, Action& action);
+/// Registers `dtsim calibrate`: GEMM curves and memory efficiency fitted to dtsim-bench output.
+void add_calibrate(CLI::App& app, Action& action);
 /// Registers `dtsim collective`: predicted time and bus bandwidth of NCCL collectives.
 void add_collective(CLI::App& app, Action& action);
 

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   dtsim::cli::add_validate(app, action);
   dtsim::cli::add_bench(app, action);
   dtsim::cli::add_collective(app, action);
+  dtsim::cli::add_calibrate(app, action);
   try {
     app.parse(argc, argv);
     return action();

@@ -201,4 +201,9 @@ void ObjectReader::finish() const {
   }
 }
 
+void expect_schema(ObjectReader& r, const std::string& expected) {
+  std::string schema = r.string("schema");
+  if (schema != expected) r.fail("schema", "expected \"" + expected + "\", got \"" + schema + "\"");
+}
+
 }  // namespace dtsim::spec

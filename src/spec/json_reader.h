@@ -71,4 +71,7 @@ class ObjectReader {
   std::set<std::string> read_;
 };
 
+/// Reads the "schema" key of a file's top object; throws SpecError unless it is `expected`.
+void expect_schema(ObjectReader& r, const std::string& expected);
+
 }  // namespace dtsim::spec

@@ -110,11 +110,6 @@ void apply_family(Model& m, const CaseModel& cm, std::int64_t seq, std::vector<s
 }
 
 // Reads the "schema" key of a file's top object; anything but `expected` is an error.
-void expect_schema(ObjectReader& r, const std::string& expected) {
-  std::string schema = r.string("schema");
-  if (schema != expected) r.fail("schema", "expected \"" + expected + "\", got \"" + schema + "\"");
-}
-
 }  // namespace
 
 ValidationFile parse_validation_file(const std::string& text, const std::string& file) {

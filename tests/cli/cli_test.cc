@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <array>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -143,6 +145,36 @@ TEST_CASE("cli simulate --speed-spread: the job runs at its slowest GPU's pace",
   CHECK(profile.at("step_time_s").get<double>() < wide.at("step_time_s").get<double>());
   check_bad("simulate " + kReadmeJob + " --speed-spread 0.7",
             StartsWith("dtsim: --speed-spread: Value 0.7 not in range"));
+}
+
+TEST_CASE("cli calibrate: fits the profile's compute fields to dtsim-bench output", "[cli]") {
+  TempDir tmp;
+  // A sweep made from a known curve (max 0.75, mn_half 900,000, k_half 200) on an H100's
+  // 989.4 TFLOP/s, and a copy at 2,900 GB/s.
+  json results = json::array();
+  for (auto [m, n, k] : std::vector<std::array<double, 3>>{{1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 8192, 8192},
+                                                           {512, 4096, 8192}, {8192, 8192, 512}, {8192, 8192, 2048}})
+    results.push_back({{"m", m}, {"n", n}, {"k", k},
+                       {"tflops", 989.4 * 0.75 * m * n / (m * n + 900000) * k / (k + 200)}});
+  json bench{{"schema", "dtsim-bench/1"}, {"device", {{"name", "NVIDIA H100 80GB HBM3"}, {"sm_count", 132}}},
+             {"gemm", {{"dtype", "bf16"}, {"results", results}}},
+             {"copy", {{"results", {{{"bytes", 1 << 30}, {"gb_per_s", 2900}}}}}}};
+  std::string file = tmp.write("bench.json", bench.dump());
+  json j = run_json("calibrate --bench '" + file + "' --gpu h100-sxm5-80gb --json");
+  const json& fit = j.at("gemm").at("bf16");
+  CHECK_THAT(fit.at("max_efficiency").get<double>(), WithinRel(0.75, 1e-3));
+  CHECK_THAT(fit.at("mn_half").get<double>(), WithinRel(900000, 1e-2));
+  CHECK_THAT(fit.at("k_half").get<double>(), WithinRel(200, 1e-2));
+  CHECK(fit.at("points").size() == 6);
+  CHECK_THAT(j.at("memory_efficiency").get<double>(), WithinRel(2900.0 / 3350.0, 1e-9));
+  // The snippet to paste into a profile, rounded as the shipped ones are.
+  CHECK(j.at("profile_compute").at("gemm").at("bf16").at("max_efficiency").get<double>() == 0.75);
+  CHECK(j.at("profile_compute").at("memory_efficiency").get<double>() == 0.866);
+  check_bad("calibrate --bench /nonexistent/b.json --gpu h100-sxm5-80gb",
+            Equals("dtsim: --bench: expected an existing dtsim-bench JSON file, got \"/nonexistent/b.json\" (no such "
+                   "file)\n"));
+  check_bad("calibrate --bench '" + file + "' --gpu a100-sxm4-80gb",
+            StartsWith("dtsim: --bench " + file + ": expected GEMM rates below the GPU's peak"));
 }
 
 TEST_CASE("cli memory --json: parameters and the memory keys", "[cli]") {

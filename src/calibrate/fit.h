@@ -1,0 +1,48 @@
+#pragma once
+// Fitting a calibration profile's compute fields to dtsim-bench measurements.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+#include "spec/bench_file.h"
+#include "spec/calibration.h"
+
+namespace dtsim::calibrate {
+
+/// A GEMM curve fitted to measured shapes, with how well it fits.
+struct GemmFit {
+  spec::GemmCurve curve;
+  double rms_log_error = 0;           ///< root mean square of ln(fitted / measured)
+  std::vector<double> measured_eff;   ///< per point, measured TFLOP/s / peak
+  std::vector<double> fitted_eff;     ///< per point, the curve's efficiency
+};
+
+/// Fits eff = max * mn/(mn + mn_half) * k/(k + k_half) (spec::GemmCurve) to measured efficiencies
+/// by least squares on ln(eff), the way calibration/dgx-h100.md fitted XLA's table: for each
+/// (mn_half, k_half) on a log grid, ln(max) is the mean residual in closed form; the best cell is
+/// refined on a finer grid. Throws SpecError naming `flag` when the points cannot determine the
+/// curve (fewer than two distinct m*n or k) or the asymptote exceeds the peak (a wrong --gpu).
+[[nodiscard]] GemmFit fit_gemm_curve(const std::vector<spec::GemmPoint>& points, FlopsPerSecond peak,
+                                     const std::string& flag);
+
+/// memory_efficiency: the best copy bandwidth (read + write) over the GPU's HBM bandwidth.
+/// Throws SpecError naming `flag` when the measurement exceeds the preset's bandwidth.
+[[nodiscard]] double fit_memory_efficiency(const std::vector<spec::CopyPoint>& points, BytesPerSecond hbm,
+                                           const std::string& flag);
+
+/// Everything fitted from a set of dtsim-bench files for one GPU preset.
+struct Fitted {
+  std::string device;   ///< the GPU name the files report
+  std::int64_t sm_count = 0;
+  std::vector<std::pair<spec::GemmSweep, GemmFit>> gemm;  ///< one per dtype measured
+  std::optional<double> memory_efficiency;               ///< when a copy sweep was given
+  double best_copy_gb_per_s = 0;
+};
+
+/// Fits every sweep in `files` against `gpu`'s peaks and bandwidth. Throws SpecError naming `flag`
+/// when the files come from different GPUs or measure one dtype twice.
+[[nodiscard]] Fitted fit_bench_files(const std::vector<spec::BenchFile>& files, const spec::Gpu& gpu,
+                                     const std::string& flag);
+
+}  // namespace dtsim::calibrate
