@@ -42,7 +42,20 @@ Cell search(const std::vector<double>& log_eff, const std::vector<double>& mn, c
   return best;
 }
 
+double significant(double v, int digits) {
+  if (v <= 0) return v;
+  double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(v))));
+  return std::round(v * scale) / scale;
+}
+
 }  // namespace
+
+double rounded_efficiency(double e) { return std::round(e * 1000) / 1000; }
+
+spec::GemmCurve rounded(const spec::GemmCurve& c) {
+  return {.max_efficiency = rounded_efficiency(c.max_efficiency), .mn_half = significant(c.mn_half, 3),
+          .k_half = significant(c.k_half, 3)};
+}
 
 GemmFit fit_gemm_curve(const std::vector<spec::GemmPoint>& points, FlopsPerSecond peak, const std::string& flag) {
   std::set<double> distinct_mn, distinct_k;
@@ -120,6 +133,13 @@ Fitted fit_bench_files(const std::vector<spec::BenchFile>& files, const spec::Gp
     for (const spec::CopyPoint& p : copy) out.best_copy_gb_per_s = std::max(out.best_copy_gb_per_s, p.gb_per_s);
   }
   return out;
+}
+
+spec::ComputePatch compute_patch(const Fitted& f) {
+  spec::ComputePatch p;
+  for (const auto& [sweep, fit] : f.gemm) p.gemm.emplace_back(sweep.dtype, rounded(fit.curve));
+  if (f.memory_efficiency) p.memory_efficiency = rounded_efficiency(*f.memory_efficiency);
+  return p;
 }
 
 }  // namespace dtsim::calibrate

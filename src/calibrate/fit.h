@@ -31,6 +31,12 @@ struct GemmFit {
 [[nodiscard]] double fit_memory_efficiency(const std::vector<spec::CopyPoint>& points, BytesPerSecond hbm,
                                            const std::string& flag);
 
+/// A curve as a profile writes it: max_efficiency to 3 decimals, mn_half and k_half to 3
+/// significant digits (the fit does not pin them closer).
+[[nodiscard]] spec::GemmCurve rounded(const spec::GemmCurve& c);
+/// An efficiency as a profile writes it: 3 decimals.
+[[nodiscard]] double rounded_efficiency(double e);
+
 /// Everything fitted from a set of dtsim-bench files for one GPU preset.
 struct Fitted {
   std::string device;   ///< the GPU name the files report
@@ -44,5 +50,8 @@ struct Fitted {
 /// when the files come from different GPUs or measure one dtype twice.
 [[nodiscard]] Fitted fit_bench_files(const std::vector<spec::BenchFile>& files, const spec::Gpu& gpu,
                                      const std::string& flag);
+
+/// The profile fields of `f`, rounded, to patch into a profile (spec::patched_profile_text).
+[[nodiscard]] spec::ComputePatch compute_patch(const Fitted& f);
 
 }  // namespace dtsim::calibrate

@@ -1,7 +1,5 @@
 #include "report/calibrate_report.h"
 
-#include <cmath>
-
 #include <nlohmann/json.hpp>
 
 #include "report/table.h"
@@ -9,26 +7,13 @@
 namespace dtsim::report {
 namespace {
 
-// Profile values as a person would write them: efficiencies to 3 decimals, shape terms to 3
-// significant digits.
-double round_to(double v, int decimals) {
-  double s = std::pow(10.0, decimals);
-  return std::round(v * s) / s;
-}
-
-double significant(double v, int digits) {
-  if (v <= 0) return v;
-  double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(v))));
-  return std::round(v * scale) / scale;
-}
-
 nlohmann::json profile_compute(const calibrate::Fitted& f) {
+  spec::ComputePatch patch = calibrate::compute_patch(f);
   nlohmann::json p;
-  for (const auto& [sweep, fit] : f.gemm)
-    p["gemm"][spec::to_string(sweep.dtype)] = {{"max_efficiency", round_to(fit.curve.max_efficiency, 3)},
-                                               {"mn_half", significant(fit.curve.mn_half, 3)},
-                                               {"k_half", significant(fit.curve.k_half, 3)}};
-  if (f.memory_efficiency) p["memory_efficiency"] = round_to(*f.memory_efficiency, 3);
+  for (const auto& [dtype, c] : patch.gemm)
+    p["gemm"][spec::to_string(dtype)] = {{"max_efficiency", c.max_efficiency}, {"mn_half", c.mn_half},
+                                         {"k_half", c.k_half}};
+  if (patch.memory_efficiency) p["memory_efficiency"] = *patch.memory_efficiency;
   return p;
 }
 

@@ -114,4 +114,22 @@ Calibration load_calibration(const std::string& name_or_path, const std::string&
   return load_spec("calibration", name_or_path, flag, parse_calibration);
 }
 
+std::string patched_profile_text(const std::string& name_or_path, const ComputePatch& patch, const std::string& name,
+                                 const std::string& flag) {
+  std::string path = resolve_preset("calibration", name_or_path, flag);
+  std::string text = read_spec_text(path);
+  (void)parse_calibration(text, path);  // the base must be a valid profile
+  // Keep the base's key order (ordered_json) so the result reads like the profile it came from.
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
+  j["name"] = name;
+  if (!patch.derivation.empty()) j["derivation"] = patch.derivation;
+  for (const auto& [dtype, curve] : patch.gemm)
+    j["compute"]["gemm"][to_string(dtype)] = {
+        {"max_efficiency", curve.max_efficiency}, {"mn_half", curve.mn_half}, {"k_half", curve.k_half}};
+  if (patch.memory_efficiency) j["compute"]["memory_efficiency"] = *patch.memory_efficiency;
+  std::string out = j.dump(2) + "\n";
+  (void)parse_calibration(out, name + " (patched " + path + ")");
+  return out;
+}
+
 }  // namespace dtsim::spec

@@ -3,7 +3,10 @@
 // memory-bound kernels and NCCL collectives. Shipped profiles are derived from public
 // numbers (calibration/*.md says how); `dtsim calibrate` fits them from measurements.
 #include <array>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/units.h"
 #include "spec/gpu.h"
@@ -95,5 +98,17 @@ struct Calibration {
 /// Loads calibration/NAME.json or a file.
 [[nodiscard]] Calibration load_calibration(const std::string& name_or_path,
                                            const std::string& flag = "--calibration");
+
+/// Compute fields measured on a cluster, to write into a profile.
+struct ComputePatch {
+  std::vector<std::pair<Dtype, GemmCurve>> gemm;  ///< curves replacing (or adding) these dtypes
+  std::optional<double> memory_efficiency;
+  std::string derivation;                         ///< replaces "derivation" when not empty
+};
+
+/// The profile `name_or_path` (validated as load_calibration does) as JSON text with `patch`
+/// applied and renamed `name`; every other field kept as written. The result parses as a profile.
+[[nodiscard]] std::string patched_profile_text(const std::string& name_or_path, const ComputePatch& patch,
+                                               const std::string& name, const std::string& flag = "--profile");
 
 }  // namespace dtsim::spec

@@ -170,6 +170,20 @@ TEST_CASE("cli calibrate: fits the profile's compute fields to dtsim-bench outpu
   // The snippet to paste into a profile, rounded as the shipped ones are.
   CHECK(j.at("profile_compute").at("gemm").at("bf16").at("max_efficiency").get<double>() == 0.75);
   CHECK(j.at("profile_compute").at("memory_efficiency").get<double>() == 0.866);
+  // --profile: the base profile with those fields replaced, a profile simulate accepts.
+  json prof = run_json("calibrate --bench '" + file + "' --gpu h100-sxm5-80gb --profile dgx-h100 --name mine");
+  CHECK(prof.at("name") == "mine");
+  CHECK(prof.at("compute").at("gemm").at("bf16").at("max_efficiency").get<double>() == 0.75);
+  CHECK(prof.at("compute").at("gemm").at("bf16").at("mn_half").get<double>() == 900000);
+  CHECK(prof.at("compute").at("memory_efficiency").get<double>() == 0.866);
+  CHECK(prof.at("compute").at("flash_bwd_efficiency").get<double>() == 0.38);  // kept from dgx-h100
+  CHECK(prof.at("collectives") == run_json("calibrate --bench '" + file +
+                                           "' --gpu h100-sxm5-80gb --profile dgx-h100").at("collectives"));
+  std::string saved = tmp.write("mine.json", prof.dump());
+  json sim = run_json("simulate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 8 --calibration '" + saved + "' --json");
+  CHECK(sim.at("config").at("calibration") == "mine");
+  check_bad("calibrate --bench '" + file + "' --gpu h100-sxm5-80gb --profile nonexistent-profile",
+            StartsWith("dtsim: --profile: "));
   check_bad("calibrate --bench /nonexistent/b.json --gpu h100-sxm5-80gb",
             Equals("dtsim: --bench: expected an existing dtsim-bench JSON file, got \"/nonexistent/b.json\" (no such "
                    "file)\n"));
