@@ -11,22 +11,13 @@ nlohmann::json run_copy(const std::vector<std::int64_t>& sizes, double seconds) 
   DeviceBuffer src(static_cast<std::size_t>(largest)), dst(static_cast<std::size_t>(largest));
   check(cudaMemset(src.get(), 0x5a, src.size()), "cudaMemset");
   nlohmann::json results = nlohmann::json::array();
-  EventTimer timer;
   for (std::int64_t bytes : sizes) {
     auto n = static_cast<std::size_t>(bytes);
-    auto copy = [&] { check(cudaMemcpyAsync(dst.get(), src.get(), n, cudaMemcpyDeviceToDevice, 0), "cudaMemcpyAsync"); };
-    timer.start();
-    for (int i = 0; i < 3; ++i) copy();
-    double per = std::max(timer.stop() / 3, 1e-7);
-    auto batch = static_cast<std::int64_t>(std::clamp(0.05 / per, 1.0, 100000.0));
-    std::int64_t iterations = 0;
-    double total = 0;
-    while (total < seconds) {
-      timer.start();
-      for (std::int64_t i = 0; i < batch; ++i) copy();
-      total += timer.stop();
-      iterations += batch;
-    }
+    Window w = time_window(
+        [&] { check(cudaMemcpyAsync(dst.get(), src.get(), n, cudaMemcpyDeviceToDevice, 0), "cudaMemcpyAsync"); },
+        seconds);
+    std::int64_t iterations = w.iterations;
+    double total = w.seconds;
     double moved = 2.0 * static_cast<double>(bytes) * static_cast<double>(iterations);  // read + write
     results.push_back(
         {{"bytes", bytes}, {"gb_per_s", moved / total / 1e9}, {"iterations", iterations}, {"seconds", total}});

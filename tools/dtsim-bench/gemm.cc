@@ -121,31 +121,7 @@ struct Operands {
   DeviceBuffer a, b, d, workspace;
 };
 
-struct Window {
-  std::int64_t iterations = 0;
-  double seconds = 0, min_rate = 0, max_rate = 0;  // rates in launches per second
-};
-
-// Repeats the matmul in batches of about 50 ms until `seconds` have been timed.
-Window hold(const Matmul& mm, Operands& o, double seconds) {
-  EventTimer timer;
-  timer.start();
-  for (int i = 0; i < 3; ++i) mm.run(o.a.get(), o.b.get(), o.d.get(), o.workspace.get());
-  double per = std::max(timer.stop() / 3, 1e-7);
-  auto batch = static_cast<std::int64_t>(std::clamp(0.05 / per, 1.0, 100000.0));
-  Window w;
-  while (w.seconds < seconds) {
-    timer.start();
-    for (std::int64_t i = 0; i < batch; ++i) mm.run(o.a.get(), o.b.get(), o.d.get(), o.workspace.get());
-    double dt = timer.stop();
-    double rate = static_cast<double>(batch) / dt;
-    w.min_rate = w.iterations == 0 ? rate : std::min(w.min_rate, rate);
-    w.max_rate = std::max(w.max_rate, rate);
-    w.iterations += batch;
-    w.seconds += dt;
-  }
-  return w;
-}
+void run_on(const Matmul& mm, Operands& o) { mm.run(o.a.get(), o.b.get(), o.d.get(), o.workspace.get()); }
 
 }  // namespace
 
@@ -210,11 +186,11 @@ nlohmann::json run_gemm(const std::vector<GemmShape>& shapes, const GemmOptions&
   try {
     {
       Matmul warm(h, t, largest, opt.workspace);
-      if (opt.warmup_s > 0) (void)hold(warm, o, opt.warmup_s);
+      if (opt.warmup_s > 0) (void)time_window([&] { run_on(warm, o); }, opt.warmup_s);
     }
     for (const GemmShape& s : shapes) {
       Matmul mm(h, t, s, opt.workspace);
-      Window w = hold(mm, o, opt.seconds);
+      Window w = time_window([&] { run_on(mm, o); }, opt.seconds);
       double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
       results.push_back({{"m", s.m}, {"n", s.n}, {"k", s.k},
                          {"tflops", flops * static_cast<double>(w.iterations) / w.seconds / 1e12},

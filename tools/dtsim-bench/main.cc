@@ -79,29 +79,23 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    // One JSON object (the envelope plus this run's section) or the text table.
+    auto emit = [](const char* key, const json& section, bool as_json, void (*print)(const json&, const json&),
+                   const json& dev) {
+      if (!as_json) return print(dev, section);
+      json out = envelope(dev);
+      out[key] = section;
+      std::cout << out.dump(2) << "\n";
+    };
     if (gemm->parsed()) {
       std::vector<dtsim::bench::GemmShape> list =
           shapes.empty() ? dtsim::bench::default_gemm_shapes() : dtsim::bench::parse_gemm_shapes(shapes);
       gopt.workspace = static_cast<std::size_t>(workspace_mib * (1 << 20));
       json dev = dtsim::bench::device_info();
-      json g = dtsim::bench::run_gemm(list, gopt);
-      if (gemm_json) {
-        json out = envelope(dev);
-        out["gemm"] = g;
-        std::cout << out.dump(2) << "\n";
-      } else {
-        print_gemm(dev, g);
-      }
+      emit("gemm", dtsim::bench::run_gemm(list, gopt), gemm_json, print_gemm, dev);
     } else {
       json dev = dtsim::bench::device_info();
-      json c = dtsim::bench::run_copy(sizes, copy_seconds);
-      if (copy_json) {
-        json out = envelope(dev);
-        out["copy"] = c;
-        std::cout << out.dump(2) << "\n";
-      } else {
-        print_copy(dev, c);
-      }
+      emit("copy", dtsim::bench::run_copy(sizes, copy_seconds), copy_json, print_copy, dev);
     }
   } catch (const std::invalid_argument& e) {
     std::cerr << "dtsim-bench: " << e.what() << "\n";
