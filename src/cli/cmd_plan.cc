@@ -58,8 +58,7 @@ int run_plan(const PlanArgs& a) {
   if (a.job.gpus == 0) throw SpecError("--gpus", "expected a GPU count, got none");
   spec::Model model = spec::load_model(a.job.model, "--model");
   spec::Cluster cluster = spec::load_cluster(a.job.cluster, "--cluster");
-  spec::Calibration cal = a.job.calibration.empty() ? spec::load_calibration(cluster.calibration, "--cluster")
-                                                    : spec::load_calibration(a.job.calibration, "--calibration");
+  spec::Calibration cal = resolve_calibration(a.job, cluster);
   plan::Request r{&model, &cluster, &cal, resolve_software(a.job, cal.software), a.job.gpus, a.job.gbs, a.job.seq};
   JobFlags probe = a.job;
   r.precision = a.job.precision == "fp16" ? spec::Dtype::fp16 : a.job.precision == "fp8" ? spec::Dtype::fp8 : spec::Dtype::bf16;

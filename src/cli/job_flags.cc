@@ -96,15 +96,20 @@ spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
   return s;
 }
 
+spec::Calibration resolve_calibration(const JobFlags& f, const spec::Cluster& cluster) {
+  // The profile named by the cluster file unless --calibration overrides it.
+  spec::Calibration c = f.calibration.empty() ? spec::load_calibration(cluster.calibration, "--cluster")
+                                              : spec::load_calibration(f.calibration, "--calibration");
+  if (f.speed_spread >= 0) c.compute.speed_spread = f.speed_spread;
+  return c;
+}
+
 Job resolve_job(const JobFlags& f) {
   Job j;
   j.model = spec::load_model(f.model, "--model");
   j.cluster = spec::load_cluster(f.cluster, "--cluster");
-  // The profile named by the cluster file unless --calibration overrides it.
-  j.calibration = f.calibration.empty() ? spec::load_calibration(j.cluster.calibration, "--cluster")
-                                        : spec::load_calibration(f.calibration, "--calibration");
+  j.calibration = resolve_calibration(f, j.cluster);
   j.software = resolve_software(f, j.calibration.software);
-  if (f.speed_spread >= 0) j.calibration.compute.speed_spread = f.speed_spread;
   derive_degrees(f, j);
   j.par.zero_stage = f.zero;
   j.par.sequence_parallel = f.sp;

@@ -46,6 +46,9 @@ struct Job {
 /// Registers the job flags on `app`; `with_layout` adds the parallel-layout flags.
 void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout);
 
+/// The cluster's profile, or --calibration's, with --speed-spread applied.
+[[nodiscard]] spec::Calibration resolve_calibration(const JobFlags& f, const spec::Cluster& cluster);
+
 /// Loads and validates; throws SpecError naming the flag or file on bad input.
 [[nodiscard]] Job resolve_job(const JobFlags& f);
 

@@ -76,7 +76,8 @@ std::string plan_report(const plan::Request& r, const plan::Plan& p, const plan:
   if (f == PlanFormat::json) {
     nlohmann::json j{{"evaluated", p.ranked.size()}, {"considered", p.space.considered}, {"pruned", p.space.pruned},
                      {"seconds", p.seconds},
-                     {"objective", o.objective == plan::Objective::step_time ? "step_time" : "cost_per_token"}};
+                     {"objective", o.objective == plan::Objective::step_time ? "step_time" : "cost_per_token"},
+                     {"pace", p.ranked.empty() ? 1.0 : p.ranked.front().step.pace}};
     j["configs"] = nlohmann::json::array();
     for (std::size_t i = 0; i < std::min(top, p.ranked.size()); ++i) j["configs"].push_back(config_json(p.ranked[i]));
     return j.dump(2) + "\n";
@@ -84,6 +85,10 @@ std::string plan_report(const plan::Request& r, const plan::Plan& p, const plan:
   std::string out = r.model->name + " on " + std::to_string(r.gpus) + " x " + r.cluster->gpu.name + ", gbs " +
                     std::to_string(r.global_batch) + ", seq " + std::to_string(r.seq_len) + ", " +
                     spec::to_string(r.precision) + "\n";
+  if (!p.ranked.empty() && p.ranked.front().step.pace > 1)
+    out += "every layout runs at the pace of the slowest of " + std::to_string(r.gpus) + " GPUs: kernels x" +
+           fixed(p.ranked.front().step.pace, 3) + " (speed spread " +
+           fixed(100 * r.calibration->compute.speed_spread, 1) + "%)\n";
   out += "evaluated " + std::to_string(p.ranked.size()) + " configurations in " + fixed(p.seconds, 3) + " s (" +
          fixed(static_cast<double>(p.ranked.size()) / std::max(p.seconds, 1e-9), 0) + " per second); pruned:\n";
   for (const auto& [why, n] : p.space.pruned) out += "  " + why + ": " + std::to_string(n) + "\n";

@@ -25,6 +25,22 @@ TEST_CASE("cli plan: JSON contract of DESIGN.md", "[plan]") {
     CHECK(c.at("tp").get<int>() * c.at("pp").get<int>() * c.at("dp").get<int>() * c.at("cp").get<int>() == 16);
 }
 
+TEST_CASE("cli plan: --speed-spread sets the pace every layout runs at", "[plan]") {
+  auto plan = [](const std::string& extra) {
+    auto r = run_dtsim("plan --model llama3-8b --cluster dgx-h100 --gpus 16 --gbs 32 --seq 4096 --max-mbs 1 --top 1 --json" +
+                       extra);
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  auto even = plan(" --speed-spread 0"), profile = plan(""), wide = plan(" --speed-spread 0.03");
+  CHECK(even.at("pace").get<double>() == 1);
+  CHECK(profile.at("pace").get<double>() > 1);
+  CHECK(wide.at("pace").get<double>() > profile.at("pace").get<double>());
+  double t0 = even.at("configs")[0].at("step_time_s").get<double>();
+  CHECK(t0 < profile.at("configs")[0].at("step_time_s").get<double>());
+  CHECK(profile.at("configs")[0].at("step_time_s").get<double>() < wide.at("configs")[0].at("step_time_s").get<double>());
+}
+
 TEST_CASE("cli plan: --fix pins a field, --csv prints one row per config", "[plan]") {
   auto r = run_dtsim("plan --model llama3-8b --cluster dgx-h100 --gpus 16 --gbs 32 --seq 4096 --max-mbs 1 --fix tp=2 --top 2 --csv");
   REQUIRE(r.status == 0);
