@@ -84,9 +84,7 @@ GemmFit fit_gemm_curve(const std::vector<spec::GemmPoint>& points, FlopsPerSecon
     throw SpecError(flag, "expected GEMM rates below the GPU's peak (" + std::to_string(peak.value() / 1e12) +
                               " TFLOP/s), got a fitted asymptote of " + std::to_string(fit.curve.max_efficiency) +
                               " x peak (measured on another GPU, or in another dtype?)");
-  for (std::size_t i = 0; i < points.size(); ++i)
-    fit.fitted_eff.push_back(fit.curve.max_efficiency * mn[i] / (mn[i] + fit.curve.mn_half) * k[i] /
-                             (k[i] + fit.curve.k_half));
+  for (std::size_t i = 0; i < points.size(); ++i) fit.fitted_eff.push_back(fit.curve.at(mn[i], k[i]));
   double sq = 0;
   for (std::size_t i = 0; i < points.size(); ++i) sq += std::pow(std::log(fit.fitted_eff[i] / fit.measured_eff[i]), 2);
   fit.rms_log_error = std::sqrt(sq / static_cast<double>(points.size()));
@@ -130,7 +128,7 @@ Fitted fit_bench_files(const std::vector<spec::BenchFile>& files, const spec::Gp
   }
   if (!copy.empty()) {
     out.memory_efficiency = fit_memory_efficiency(copy, gpu.hbm_bandwidth, flag);
-    for (const spec::CopyPoint& p : copy) out.best_copy_gb_per_s = std::max(out.best_copy_gb_per_s, p.gb_per_s);
+    out.best_copy_gb_per_s = *out.memory_efficiency * gpu.hbm_bandwidth.value() / 1e9;
   }
   return out;
 }

@@ -7,7 +7,7 @@
 #include "cost/memory.h"
 #include "engine/analytical.h"
 #include "engine/simulate.h"
-#include "report/table.h"
+#include "report/simulate_report.h"
 #include "report/validate_report.h"
 #include "spec/job_rules.h"
 #include "spec/load.h"
@@ -70,9 +70,7 @@ report::CaseOutcome run_case(const spec::ValidationCase& vc, const std::string& 
     engine::StepResult r = engine::simulate_step(s, net).result;
     out.predicted_s = r.step_time.value();
     if (r.pace > 1)
-      out.assumptions.push_back("kernels x" + report::fixed(r.pace, 3) + ": the slowest of " + std::to_string(vc.gpus) +
-                                " GPUs (speed_spread " + report::fixed(100 * cal.compute.speed_spread, 1) + "% in " +
-                                cal.name + ")");
+      out.assumptions.push_back(report::pace_text(r.pace, vc.gpus, cal.compute.speed_spread, cal.name));
   } catch (const SpecError& e) {
     out.failure = e.what();
   }

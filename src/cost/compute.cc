@@ -138,7 +138,7 @@ double gemm_efficiency(const spec::ComputeCalibration& cal, Dtype d, double m, d
     c = &cal.curve(d == Dtype::fp16 ? Dtype::bf16 : Dtype::fp16);
   if (c->max_efficiency <= 0) c = &cal.curve(Dtype::bf16);
   if (m <= 0 || n <= 0 || k <= 0) return c->max_efficiency;
-  return c->max_efficiency * (m * n / (m * n + c->mn_half)) * (k / (k + c->k_half));
+  return c->at(m * n, k);
 }
 
 double expected_max_normal(std::int64_t n) {

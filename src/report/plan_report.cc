@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/simulate_report.h"
 #include "report/table.h"
 
 namespace dtsim::report {
@@ -86,9 +87,9 @@ std::string plan_report(const plan::Request& r, const plan::Plan& p, const plan:
                     std::to_string(r.global_batch) + ", seq " + std::to_string(r.seq_len) + ", " +
                     spec::to_string(r.precision) + "\n";
   if (!p.ranked.empty() && p.ranked.front().step.pace > 1)
-    out += "every layout runs at the pace of the slowest of " + std::to_string(r.gpus) + " GPUs: kernels x" +
-           fixed(p.ranked.front().step.pace, 3) + " (speed spread " +
-           fixed(100 * r.calibration->compute.speed_spread, 1) + "%)\n";
+    out += "every layout: " +
+           pace_text(p.ranked.front().step.pace, r.gpus, r.calibration->compute.speed_spread, r.calibration->name) +
+           "\n";
   out += "evaluated " + std::to_string(p.ranked.size()) + " configurations in " + fixed(p.seconds, 3) + " s (" +
          fixed(static_cast<double>(p.ranked.size()) / std::max(p.seconds, 1e-9), 0) + " per second); pruned:\n";
   for (const auto& [why, n] : p.space.pruned) out += "  " + why + ": " + std::to_string(n) + "\n";

@@ -75,6 +75,11 @@ std::string memory_table(const cost::MemoryEstimate& mem) {
 
 }  // namespace
 
+std::string pace_text(double pace, std::int64_t gpus, double speed_spread, const std::string& profile) {
+  return "kernels x" + fixed(pace, 3) + ": the slowest of " + std::to_string(gpus) + " GPUs (speed_spread " +
+         fixed(100 * speed_spread, 1) + "% in " + profile + ")";
+}
+
 std::string memory_report(const JobView& job, const cost::MemoryEstimate& mem, bool json) {
   if (json) {
     nlohmann::json j{{"config", config_json(job)}, {"memory", memory_json(mem)},
@@ -104,8 +109,7 @@ std::string simulate_report(const JobView& job, const engine::StepResult& r, con
          "   model TFLOP/s per GPU " + fixed(r.model_tflops_per_gpu, 1) + "   MFU " + fixed(100 * r.mfu, 1) +
          "%   HFU " + fixed(100 * r.hfu, 1) + "%\n";
   if (r.pace > 1)
-    out += "  pace     kernels x" + fixed(r.pace, 3) + ": the slowest of " + std::to_string(job.gpus) +
-           " GPUs (speed spread " + fixed(100 * job.speed_spread, 1) + "% in the calibration)\n";
+    out += "  pace     " + pace_text(r.pace, job.gpus, job.speed_spread, job.calibration) + "\n";
   out += "\n";
   Table t({"breakdown (critical stage " + std::to_string(r.critical_stage) + ")", "seconds", "share"});
   for (std::size_t c = 0; c < schedule::kCategories; ++c)

@@ -26,6 +26,10 @@ struct JobView {
   std::vector<std::string> notes;  ///< assumptions and derived values
 };
 
+/// "kernels x1.039: the slowest of 128 GPUs (speed_spread 1.5% in dgx-h100)": the pace a job
+/// runs at (engine::StepResult::pace) and where it comes from.
+[[nodiscard]] std::string pace_text(double pace, std::int64_t gpus, double speed_spread, const std::string& profile);
+
 /// Memory of the most loaded GPU as a table, or JSON {parameters, memory: {...}}.
 [[nodiscard]] std::string memory_report(const JobView& job, const cost::MemoryEstimate& mem, bool json);
 /// Step time, throughput, MFU, memory and the breakdown; JSON per DESIGN.md.

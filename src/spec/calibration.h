@@ -20,6 +20,10 @@ struct GemmCurve {
   double max_efficiency = 0.0;
   double mn_half = 0.0;  ///< output elements m*n at which tile parallelism halves efficiency
   double k_half = 0.0;   ///< reduction depth at which the main loop halves efficiency
+  /// The curve at output size m*n = `mn` and reduction depth `k`.
+  [[nodiscard]] double at(double mn, double k) const {
+    return max_efficiency * (mn / (mn + mn_half)) * (k / (k + k_half));
+  }
   bool operator==(const GemmCurve&) const = default;
 };
 
