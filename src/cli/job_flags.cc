@@ -76,6 +76,8 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
   app.add_option("--tp-comm-overlap", f.tp_comm_overlap, "on|off: TP collectives pipelined with GEMMs");
   app.add_option("--overlap-grad-reduce", f.overlap_grad_reduce, "on|off: DP buckets overlap the last backward");
   app.add_option("--overlap-param-gather", f.overlap_param_gather, "on|off: ZeRO param all-gather overlaps forward");
+  app.add_option("--overlap-p2p-comm", f.overlap_p2p_comm,
+                 "on|off: interleaved pipeline sends and recvs left in flight across the next pass");
   app.add_option("--speed-spread", f.speed_spread,
                  "Relative std dev of speed between the job's GPUs, which run at the slowest one's pace "
                  "(default: the profile's; 0 = identical GPUs)")
@@ -93,6 +95,7 @@ spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
   s.tp_comm_overlap = on_off("--tp-comm-overlap", f.tp_comm_overlap, d.tp_comm_overlap);
   s.overlap_grad_reduce = on_off("--overlap-grad-reduce", f.overlap_grad_reduce, d.overlap_grad_reduce);
   s.overlap_param_gather = on_off("--overlap-param-gather", f.overlap_param_gather, d.overlap_param_gather);
+  s.overlap_p2p_comm = on_off("--overlap-p2p-comm", f.overlap_p2p_comm, d.overlap_p2p_comm);
   return s;
 }
 

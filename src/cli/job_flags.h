@@ -24,7 +24,7 @@ struct JobFlags {
   bool sp = false;
   std::int64_t mbs = 1, gbs = 0, seq = 2048;
   std::string recompute = "none", precision = "bf16", grad_dtype, optimizer = "adam";
-  std::string attention, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, schedule;
+  std::string attention, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, overlap_p2p_comm, schedule;
   std::vector<std::int64_t> stage_layers;
   double speed_spread = -1;  ///< < 0: the profile's
   bool json = false;

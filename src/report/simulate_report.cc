@@ -21,6 +21,7 @@ nlohmann::json config_json(const JobView& j) {
           {"attention", spec::to_string(j.software.attention)}, {"tp_comm_overlap", j.software.tp_comm_overlap},
           {"overlap_grad_reduce", j.software.overlap_grad_reduce},
           {"overlap_param_gather", j.software.overlap_param_gather},
+          {"overlap_p2p_comm", j.software.overlap_p2p_comm},
           {"stage_layers", cost::stage_layers(*j.model, j.par)}};
 }
 
@@ -43,7 +44,8 @@ std::string layout_line(const JobView& j) {
          "  " + spec::to_string(j.train.optimizer) + "\n  software attention " + spec::to_string(j.software.attention) +
          ", tp-comm-overlap " + (j.software.tp_comm_overlap ? "on" : "off") + ", overlap-grad-reduce " +
          (j.software.overlap_grad_reduce ? "on" : "off") + ", overlap-param-gather " +
-         (j.software.overlap_param_gather ? "on" : "off") + " (calibration " + j.calibration + ")\n";
+         (j.software.overlap_param_gather ? "on" : "off") + ", overlap-p2p-comm " +
+         (j.software.overlap_p2p_comm ? "on" : "off") + " (calibration " + j.calibration + ")\n";
 }
 
 std::string header(const JobView& j) {

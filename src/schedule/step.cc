@@ -40,17 +40,49 @@ class Builder {
   PassCost pass_cost(std::int64_t stage, std::int64_t chunk, bool forward) const;
   /// Interned cost of a (stage, chunk, direction) pass: computed once, shared by its micro-batches.
   CostId pass_cost_id(std::int64_t stage, std::int64_t chunk, bool forward);
-  bool try_add(std::int64_t stage, const PassRef& pass);
-  void add_forward(std::int64_t stage, const PassRef& pass, TaskId pred_send);
-  void add_backward(std::int64_t stage, const PassRef& pass, TaskId succ_send);
+  bool try_add(std::int64_t stage, std::int64_t pos);
+  TaskId add_forward(std::int64_t stage, const PassRef& pass, std::span<const TaskId> deps);
+  TaskId add_backward(std::int64_t stage, const PassRef& pass, std::span<const TaskId> deps);
   void add_grad_reduce(std::int64_t stage, std::int64_t chunk, const PassCost& cost, std::span<const TaskId> deps,
                        TaskId& last);
   void add_param_gathers();
   void finish_step();
   TaskId comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category cat, std::span<const TaskId> deps,
               Label label);
-  /// A p2p send of one micro-batch's activations or gradients (interned once per build).
-  TaskId send(StreamId stream, TaskId after, Label label);
+  // Pipeline p2p (see try_add): positions in a stage's order, its passes and their transfers.
+  std::size_t at(std::int64_t stage, std::int64_t pos) const { return static_cast<std::size_t>(stage * len_ + pos); }
+  PassRef pass_at(std::int64_t stage, std::int64_t pos) const {
+    const BuildScratch::Slot& s = slots_[at(stage, pos)];
+    return {s.forward, s.chunk, s.microbatch};
+  }
+  TaskId task_at(std::int64_t stage, std::int64_t pos) const { return slots_[at(stage, pos)].task; }
+  std::int64_t position(std::int64_t stage, const PassRef& p) const {
+    return pos_[at(stage, (p.forward ? 0 : v_ * m_) + p.chunk * m_ + p.microbatch)];
+  }
+  /// The previous (step -1) or next (+1) pass of the same direction in the stage's order, -1 = none.
+  std::int64_t same_direction(std::int64_t stage, std::int64_t pos, std::int64_t step) const {
+    const BuildScratch::Slot& s = slots_[at(stage, pos)];
+    return step < 0 ? s.prev_same : s.next_same;
+  }
+  std::int64_t post_point(std::int64_t stage, std::int64_t pos) const;
+  std::int64_t wait_point(std::int64_t stage, std::int64_t pos) const;
+  /// The stage and pass a pass's output goes to (`outgoing`) or its input comes from; false if none.
+  bool peer(std::int64_t stage, const PassRef& p, bool outgoing, std::int64_t& peer_stage, PassRef& peer_pass) const;
+  /// The transfer slot of a pass's output (sender side).
+  TaskId& transfer(std::int64_t stage, const PassRef& p) {
+    return (p.forward ? fwd_send_ : bwd_send_)[idx(vstage(stage, p.chunk), p.microbatch)];
+  }
+  /// Adds the transfer of the output of (stage, pos) once its producer and the receiver's post point exist.
+  void try_transfer(std::int64_t stage, std::int64_t pos);
+  /// Names the transfer slot of (stage, p) for the builder's wake-ups.
+  std::int64_t slot_key(std::int64_t stage, const PassRef& p) const {
+    return (p.forward ? 0 : p_ * v_ * m_) + static_cast<std::int64_t>(idx(vstage(stage, p.chunk), p.microbatch));
+  }
+  /// Stage `stage` cannot go on until the transfer `key` exists.
+  bool wait_for(std::int64_t stage, std::int64_t key) {
+    waiting_[static_cast<std::size_t>(stage)] = key;
+    return false;
+  }
   TaskId comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category cat, std::initializer_list<TaskId> deps,
               Label label) {
     return comm(stream, op, g, size, cat, std::span<const TaskId>(deps.begin(), deps.size()), label);
@@ -64,6 +96,12 @@ class Builder {
   std::vector<Streams> st_;
   std::vector<TaskId>& fwd_send_ = out_.scratch.fwd_send;
   std::vector<TaskId>& bwd_send_ = out_.scratch.bwd_send;
+  std::vector<BuildScratch::Slot>& slots_ = out_.scratch.slots;
+  std::vector<std::int32_t>& pos_ = out_.scratch.pos;
+  std::int64_t len_ = 0;                         // passes per stage: 2 v m
+  std::vector<std::int64_t> waiting_;            // per stage: the transfer its next pass waits for, -1 = none
+  std::vector<std::int64_t> ready_;              // stages to try again
+  bool overlap_p2p_ = false;
   std::vector<std::vector<TaskId>>& grad_done_ = out_.scratch.grad_done;  // per stage: what the grad-norm sync waits for
   std::vector<TaskId> param_gather_;
   std::vector<CostId> pass_costs_;               // per (stage, chunk, direction), -2 = not yet
@@ -71,14 +109,73 @@ class Builder {
   CommId p2p_comm_ = -1;
 };
 
-TaskId Builder::send(StreamId stream, TaskId after, Label label) {
-  Task& t = out_.graph.emplace_task(stream, std::span<const TaskId>(&after, 1));
+// Megatron-LM's pipeline p2p (megatron/core/pipeline_parallel/p2p_communication.py, schedules.py):
+// NCCL send and recv rendezvous, so a transfer starts once the producing pass is done and the
+// receiver has posted its recv; the sender waits for it to complete before a later pass.
+//  - 1F1B: blocking calls between passes; each recv is posted right before the pass that
+//    consumes it, each send completes before the sender's next pass.
+//  - interleaved: warm-up and cool-down exchange after every pass; in steady state one combined
+//    call after each backward sends both outputs and posts both next recvs. So a forward's recv
+//    is posted after the pass before it, a backward's after the previous backward; a forward's
+//    send completes before the next forward, a backward's before the next pass.
+//  - interleaved with overlap_p2p_comm: the forward exchange follows each forward and the
+//    backward exchange each backward, both left in flight; each recv is posted after the
+//    previous pass of its direction and each send completes before the next pass of it.
+std::int64_t Builder::post_point(std::int64_t stage, std::int64_t pos) const {
+  if (v_ == 1 || (slots_[at(stage, pos)].forward && !overlap_p2p_)) return pos - 1;
+  std::int64_t prev = same_direction(stage, pos, -1);
+  return prev >= 0 ? prev : pos - 1;
+}
+
+std::int64_t Builder::wait_point(std::int64_t stage, std::int64_t pos) const {
+  if (v_ == 1 || (!slots_[at(stage, pos)].forward && !overlap_p2p_)) return pos + 1 < len_ ? pos + 1 : -1;
+  return same_direction(stage, pos, +1);
+}
+
+bool Builder::peer(std::int64_t stage, const PassRef& p, bool outgoing, std::int64_t& peer_stage,
+                   PassRef& peer_pass) const {
+  // Forward outputs go down the virtual stages, backward outputs up (no division: this is hot).
+  std::int64_t st = stage + (p.forward == outgoing ? 1 : -1), chunk = p.chunk;
+  if (st == p_) st = 0, ++chunk;
+  else if (st < 0) st = p_ - 1, --chunk;
+  if (chunk < 0 || chunk >= v_) return false;
+  peer_stage = st;
+  peer_pass = {p.forward, chunk, p.microbatch};
+  return true;
+}
+
+void Builder::try_transfer(std::int64_t stage, std::int64_t pos) {
+  PassRef p = pass_at(stage, pos);
+  TaskId producer = task_at(stage, pos);
+  std::int64_t rs = 0;
+  PassRef rp;
+  if (producer < 0 || transfer(stage, p) >= 0 || !peer(stage, p, true, rs, rp)) return;
+  std::int64_t post = slots_[at(stage, pos)].receiver_post;
+  TaskId deps[2] = {producer, post >= 0 ? task_at(rs, post) : -1};
+  if (deps[1] < 0 && post >= 0) {
+    // The receiver has not posted its recv yet: its post point adds the transfer.
+    BuildScratch::Slot& at_post = slots_[at(rs, post)];
+    int k = at_post.pending_stage[0] < 0 ? 0 : 1;
+    at_post.pending_stage[k] = static_cast<std::int32_t>(stage);
+    at_post.pending_pos[k] = static_cast<std::int32_t>(pos);
+    return;
+  }
+  const Streams& ss = st_[static_cast<std::size_t>(stage)];
+  Task& t = out_.graph.emplace_task(p.forward ? ss.pp_fwd : ss.pp_bwd, std::span<const TaskId>(deps, post >= 0 ? 2 : 1));
   t.kind = TaskKind::comm;
   t.comm = p2p_comm_;
   t.comm_category = Category::pp_comm;
   t.wait_category = Category::pp_comm;
-  t.label = label;
-  return out_.graph.last_task();
+  t.label = {p.forward ? Label::Kind::send_activations : Label::Kind::send_gradients, static_cast<std::int32_t>(p.chunk),
+             static_cast<std::int32_t>(p.microbatch)};
+  transfer(stage, p) = out_.graph.last_task();
+  // Wake the receiver if its next pass waited for this transfer, and the sender if it waited for the send.
+  std::int64_t key = slot_key(stage, p);
+  for (std::int64_t st : {rs, stage})
+    if (waiting_[static_cast<std::size_t>(st)] == key) {
+      waiting_[static_cast<std::size_t>(st)] = -1;
+      ready_.push_back(st);
+    }
 }
 
 CostId Builder::pass_cost_id(std::int64_t stage, std::int64_t chunk, bool forward) {
@@ -115,20 +212,17 @@ TaskId Builder::comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category
   return out_.graph.last_task();
 }
 
-void Builder::add_forward(std::int64_t stage, const PassRef& pass, TaskId pred_send) {
+TaskId Builder::add_forward(std::int64_t stage, const PassRef& pass, std::span<const TaskId> deps) {
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
-  auto chunk = static_cast<std::int32_t>(pass.chunk), mb = static_cast<std::int32_t>(pass.microbatch);
   CostId cost = pass_cost_id(stage, pass.chunk, true);
-  TaskId deps[2];
+  TaskId all[4];
   std::size_t n = 0;
-  if (pred_send >= 0) deps[n++] = pred_send;
-  if (pass.microbatch == 0 && !param_gather_.empty()) deps[n++] = param_gather_[static_cast<std::size_t>(stage * v_ + pass.chunk)];
-  Task& t = out_.graph.emplace_task(ss.compute, std::span<const TaskId>(deps, n));
+  for (TaskId d : deps) all[n++] = d;
+  if (pass.microbatch == 0 && !param_gather_.empty()) all[n++] = param_gather_[static_cast<std::size_t>(stage * v_ + pass.chunk)];
+  Task& t = out_.graph.emplace_task(ss.compute, std::span<const TaskId>(all, n));
   t.cost = cost;
-  t.label = {Label::Kind::forward, chunk, mb};
-  TaskId f = out_.graph.last_task();
-  if (vstage(stage, pass.chunk) + 1 < p_ * v_)
-    fwd_send_[idx(vstage(stage, pass.chunk), pass.microbatch)] = send(ss.pp_fwd, f, {Label::Kind::send_activations, chunk, mb});
+  t.label = {Label::Kind::forward, static_cast<std::int32_t>(pass.chunk), static_cast<std::int32_t>(pass.microbatch)};
+  return out_.graph.last_task();
 }
 
 void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, const PassCost& cost,
@@ -159,10 +253,9 @@ void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, const Pass
   }
 }
 
-void Builder::add_backward(std::int64_t stage, const PassRef& pass, TaskId succ_send) {
+TaskId Builder::add_backward(std::int64_t stage, const PassRef& pass, std::span<const TaskId> deps) {
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
   auto chunk = static_cast<std::int32_t>(pass.chunk), mb = static_cast<std::int32_t>(pass.microbatch);
-  std::span<const TaskId> deps(&succ_send, succ_send >= 0 ? 1 : 0);
   TaskId last = -1;
   if (pass.microbatch == m_ - 1 && s_.par.dp * s_.par.cp > 1) {
     add_grad_reduce(stage, pass.chunk, pass_cost(stage, pass.chunk, false), deps, last);
@@ -173,28 +266,38 @@ void Builder::add_backward(std::int64_t stage, const PassRef& pass, TaskId succ_
     t.label = {Label::Kind::backward, chunk, mb};
     last = out_.graph.last_task();
   }
-  if (vstage(stage, pass.chunk) > 0)
-    bwd_send_[idx(vstage(stage, pass.chunk), pass.microbatch)] = send(ss.pp_bwd, last, {Label::Kind::send_gradients, chunk, mb});
   if (pass.microbatch == m_ - 1 && pass.chunk == 0) grad_done_[static_cast<std::size_t>(stage)].push_back(last);
+  return last;
 }
 
-bool Builder::try_add(std::int64_t stage, const PassRef& pass) {
-  std::int64_t vs = vstage(stage, pass.chunk);
-  if (pass.forward) {
-    TaskId pred = -1;
-    if (vs > 0) {
-      pred = fwd_send_[idx(vs - 1, pass.microbatch)];
-      if (pred < 0) return false;
-    }
-    add_forward(stage, pass, pred);
-  } else {
-    TaskId succ = -1;
-    if (vs + 1 < p_ * v_) {
-      succ = bwd_send_[idx(vs + 1, pass.microbatch)];
-      if (succ < 0) return false;
-    }
-    add_backward(stage, pass, succ);
+bool Builder::try_add(std::int64_t stage, std::int64_t pos) {
+  PassRef pass = pass_at(stage, pos);
+  TaskId deps[3];
+  std::size_t n = 0;
+  // The input: the transfer from the previous virtual stage (forward) or the next (backward).
+  std::int64_t fs = 0;
+  PassRef fp;
+  if (peer(stage, pass, false, fs, fp)) {
+    TaskId in = transfer(fs, fp);
+    if (in < 0) return wait_for(stage, slot_key(fs, fp));
+    deps[n++] = in;
   }
+  // Earlier passes' sends this pass waits for: the previous pass's, or its direction's.
+  std::int64_t prev = same_direction(stage, pos, -1);
+  for (std::int64_t prior : {pos - 1, prev != pos - 1 ? prev : -1}) {
+    if (prior < 0 || wait_point(stage, prior) != pos || !peer(stage, pass_at(stage, prior), true, fs, fp)) continue;
+    PassRef pp = pass_at(stage, prior);
+    TaskId out = transfer(stage, pp);
+    if (out < 0) return wait_for(stage, slot_key(stage, pp));
+    deps[n++] = out;
+  }
+  std::span<const TaskId> d(deps, n);
+  slots_[at(stage, pos)].task = pass.forward ? add_forward(stage, pass, d) : add_backward(stage, pass, d);
+  try_transfer(stage, pos);
+  // This pass may be where a receiver posts its recv for transfers whose producers came first.
+  const BuildScratch::Slot& slot = slots_[at(stage, pos)];
+  for (int k = 0; k < 2; ++k)
+    if (slot.pending_stage[k] >= 0) try_transfer(slot.pending_stage[k], slot.pending_pos[k]);
   return true;
 }
 
@@ -296,19 +399,45 @@ void Builder::build() {
   auto& order = out_.scratch.order;
   order.clear();
   for (std::int64_t i = 0; i < p_; ++i) order.emplace_back(schedule, p_, v_, m_, i);
-  // Add passes in an order that respects cross-stage dependencies: sweep the stages, each
-  // adding passes until one waits for a send not yet added.
+  len_ = 2 * v_ * m_;
+  overlap_p2p_ = s_.software.overlap_p2p_comm && v_ > 1;
+  slots_.assign(static_cast<std::size_t>(p_ * len_), {});
+  pos_.resize(slots_.size());
+  for (std::int64_t i = 0; i < p_; ++i) {
+    std::int32_t last[2] = {-1, -1};  // last forward, last backward seen
+    for (std::int64_t c = 0; c < len_; ++c) {
+      PassRef q = order[static_cast<std::size_t>(i)][c];
+      BuildScratch::Slot& slot = slots_[at(i, c)];
+      slot.forward = q.forward;
+      slot.chunk = static_cast<std::int32_t>(q.chunk);
+      slot.microbatch = static_cast<std::int32_t>(q.microbatch);
+      pos_[at(i, (q.forward ? 0 : v_ * m_) + q.chunk * m_ + q.microbatch)] = static_cast<std::int32_t>(c);
+      std::int32_t& l = last[q.forward ? 0 : 1];
+      slot.prev_same = l;
+      if (l >= 0) slots_[at(i, l)].next_same = static_cast<std::int32_t>(c);
+      l = static_cast<std::int32_t>(c);
+    }
+  }
+  for (std::int64_t i = 0; i < p_; ++i)
+    for (std::int64_t c = 0; c < len_; ++c) {
+      std::int64_t rs = 0;
+      PassRef rp;
+      if (peer(i, pass_at(i, c), true, rs, rp))
+        slots_[at(i, c)].receiver_post = static_cast<std::int32_t>(post_point(rs, position(rs, rp)));
+    }
+  // Add passes in an order that respects cross-stage dependencies: each stage adds passes
+  // until one waits for a transfer not yet added, and is woken when that transfer is added.
   auto& cursor = out_.scratch.cursor;
   cursor.assign(static_cast<std::size_t>(p_), 0);
-  // Sweeps alternate direction: forwards flow down the stages, backwards up.
-  for (bool progress = true, up = false; progress; up = !up) {
-    progress = false;
-    for (std::int64_t k = 0; k < p_; ++k) {
-      std::int64_t i = up ? p_ - 1 - k : k;
-      auto& c = cursor[static_cast<std::size_t>(i)];
-      const StageOrder& ord = order[static_cast<std::size_t>(i)];
-      while (c < ord.size() && try_add(i, ord[c])) { ++c; progress = true; }
-    }
+  waiting_.assign(static_cast<std::size_t>(p_), -1);
+  ready_.clear();
+  for (std::int64_t i = p_ - 1; i >= 0; --i) ready_.push_back(i);
+  while (!ready_.empty()) {
+    std::int64_t i = ready_.back();
+    ready_.pop_back();
+    auto& c = cursor[static_cast<std::size_t>(i)];
+    const StageOrder& ord = order[static_cast<std::size_t>(i)];
+    while (c < ord.size() && try_add(i, c)) ++c;
   }
   for (std::int64_t i = 0; i < p_; ++i)
     if (cursor[static_cast<std::size_t>(i)] != order[static_cast<std::size_t>(i)].size())

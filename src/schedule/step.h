@@ -15,6 +15,22 @@ namespace dtsim::schedule {
 struct BuildScratch {
   std::vector<TaskId> fwd_send, bwd_send;
   std::vector<StageOrder> order;
+  /// One pass of a stage's order: what it is, its neighbours of the same direction (-1 = none)
+  /// and its (last) compute task once added (-1 = not yet). Kept in one record: the builder
+  /// reads them together.
+  struct Slot {
+    std::int32_t chunk = 0, microbatch = 0, prev_same = -1, next_same = -1;
+    TaskId task = -1;
+    /// Transfers whose producer was added before this pass, their receiver's post point:
+    /// (stage, position) of each producer, added once this pass is.
+    std::int32_t pending_stage[2] = {-1, -1}, pending_pos[2] = {-1, -1};
+    /// Where the receiver of this pass's output posts its recv: a position on the receiver's
+    /// stage, -1 = before its first pass (no wait).
+    std::int32_t receiver_post = -1;
+    bool forward = true;
+  };
+  std::vector<Slot> slots;         ///< stage-major: each stage's passes in issue order
+  std::vector<std::int32_t> pos;   ///< stage-major: position of (direction, chunk, micro-batch) in its stage's order
   std::vector<std::vector<TaskId>> grad_done;
   std::vector<std::int64_t> cursor;
 };

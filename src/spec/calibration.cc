@@ -54,6 +54,7 @@ Software read_software(ObjectReader r) {
   s.tp_comm_overlap = r.boolean("tp_comm_overlap");
   s.overlap_grad_reduce = r.boolean("overlap_grad_reduce");
   s.overlap_param_gather = r.boolean("overlap_param_gather");
+  s.overlap_p2p_comm = r.boolean("overlap_p2p_comm");
   s.fp32_grads = r.boolean("fp32_grads");
   r.skip("notes");
   r.finish();

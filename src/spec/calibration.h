@@ -38,6 +38,9 @@ struct Software {
   bool tp_comm_overlap = false;       ///< TP all-gather/reduce-scatter pipelined with GEMMs (TE userbuffers)
   bool overlap_grad_reduce = true;    ///< DP gradient buckets reduced during the last backward
   bool overlap_param_gather = true;   ///< ZeRO-1/2 parameter all-gather overlapped with the next forward
+  /// Interleaved pipeline p2p left in flight until the next pass of the same direction
+  /// (Megatron-Core overlap_p2p_comm), else each transfer completes before the next pass.
+  bool overlap_p2p_comm = false;
   bool fp32_grads = true;             ///< fp32 main grads reduced in fp32 (Megatron-LM), else 16-bit (NeMo)
   bool operator==(const Software&) const = default;
 };

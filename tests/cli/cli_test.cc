@@ -147,6 +147,17 @@ TEST_CASE("cli simulate --speed-spread: the job runs at its slowest GPU's pace",
             StartsWith("dtsim: --speed-spread: Value 0.7 not in range"));
 }
 
+TEST_CASE("cli simulate --overlap-p2p-comm: in-flight pipeline transfers shorten an interleaved step", "[cli]") {
+  std::string job = "simulate --model gpt3-175b --cluster dgx-a100 --gpus 1024 --tp 8 --pp 16 --vp 3 --gbs 1536 --json";
+  json blocking = run_json(job + " --overlap-p2p-comm off"), overlapped = run_json(job + " --overlap-p2p-comm on");
+  CHECK(blocking.at("config").at("overlap_p2p_comm") == false);
+  CHECK(overlapped.at("config").at("overlap_p2p_comm") == true);
+  // The dgx-a100 profile describes the 2021 Megatron-LM of the SC'21 runs: blocking p2p.
+  CHECK(run_json(job).at("step_time_s") == blocking.at("step_time_s"));
+  CHECK(overlapped.at("step_time_s").get<double>() < blocking.at("step_time_s").get<double>());
+  check_bad(job + " --overlap-p2p-comm maybe", Contains("--overlap-p2p-comm"));
+}
+
 TEST_CASE("cli calibrate: fits the profile's compute fields to dtsim-bench output", "[cli]") {
   TempDir tmp;
   // A sweep made from a known curve (max 0.75, mn_half 900,000, k_half 200) on an H100's

@@ -29,7 +29,7 @@ double tflops_at(const spec::Calibration& cal, const spec::Gpu& gpu, double m, d
 const std::string kProfile = R"({
   "name": "test",
   "software": {"attention": "flash", "tp_comm_overlap": false, "overlap_grad_reduce": true,
-               "overlap_param_gather": true, "fp32_grads": true},
+               "overlap_param_gather": true, "overlap_p2p_comm": false, "fp32_grads": true},
   "compute": {
     "gemm": {"bf16": {"max_efficiency": 0.8, "mn_half": 1000000, "k_half": 256}},
     "flash_fwd_efficiency": 0.6, "flash_bwd_efficiency": 0.5, "memory_efficiency": 0.85,
