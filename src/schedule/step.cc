@@ -31,7 +31,7 @@ class Builder {
 
  private:
   std::int64_t vstage(std::int64_t stage, std::int64_t chunk) const { return chunk * p_ + stage; }
-  /// Slot of a send from virtual stage `vs` for micro-batch `mb`.
+  /// Index of (virtual stage `vs`, micro-batch `mb`) among one direction's transfers.
   std::size_t idx(std::int64_t vs, std::int64_t mb) const { return static_cast<std::size_t>(vs * m_ + mb); }
   std::int64_t layers(std::int64_t stage, std::int64_t chunk) const {
     return cost::chunk_layers(out_.stage_layers[static_cast<std::size_t>(stage)], v_, chunk);
@@ -68,19 +68,16 @@ class Builder {
   std::int64_t wait_point(std::int64_t stage, std::int64_t pos) const;
   /// The stage and pass a pass's output goes to (`outgoing`) or its input comes from; false if none.
   bool peer(std::int64_t stage, const PassRef& p, bool outgoing, std::int64_t& peer_stage, PassRef& peer_pass) const;
-  /// The transfer slot of a pass's output (sender side).
-  TaskId& transfer(std::int64_t stage, const PassRef& p) {
-    return (p.forward ? fwd_send_ : bwd_send_)[idx(vstage(stage, p.chunk), p.microbatch)];
+  /// Index of the transfer of a pass's output (sender side): direction, virtual stage, micro-batch.
+  std::size_t slot_key(std::int64_t stage, const PassRef& p) const {
+    return (p.forward ? 0 : static_cast<std::size_t>(p_ * v_ * m_)) + idx(vstage(stage, p.chunk), p.microbatch);
   }
+  TaskId& transfer(std::int64_t stage, const PassRef& p) { return sends_[slot_key(stage, p)]; }
   /// Adds the transfer of the output of (stage, pos) once its producer and the receiver's post point exist.
   void try_transfer(std::int64_t stage, std::int64_t pos);
-  /// Names the transfer slot of (stage, p) for the builder's wake-ups.
-  std::int64_t slot_key(std::int64_t stage, const PassRef& p) const {
-    return (p.forward ? 0 : p_ * v_ * m_) + static_cast<std::int64_t>(idx(vstage(stage, p.chunk), p.microbatch));
-  }
   /// Stage `stage` cannot go on until the transfer `key` exists.
-  bool wait_for(std::int64_t stage, std::int64_t key) {
-    waiting_[static_cast<std::size_t>(stage)] = key;
+  bool wait_for(std::int64_t stage, std::size_t key) {
+    waiting_[static_cast<std::size_t>(stage)] = static_cast<std::int64_t>(key);
     return false;
   }
   TaskId comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category cat, std::initializer_list<TaskId> deps,
@@ -94,8 +91,7 @@ class Builder {
   std::int64_t p_ = 1, v_ = 1, m_ = 1;
   bool zero_sharded_ = false;
   std::vector<Streams> st_;
-  std::vector<TaskId>& fwd_send_ = out_.scratch.fwd_send;
-  std::vector<TaskId>& bwd_send_ = out_.scratch.bwd_send;
+  std::vector<TaskId>& sends_ = out_.scratch.sends;
   std::vector<BuildScratch::Slot>& slots_ = out_.scratch.slots;
   std::vector<std::int32_t>& pos_ = out_.scratch.pos;
   std::int64_t len_ = 0;                         // passes per stage: 2 v m
@@ -170,7 +166,7 @@ void Builder::try_transfer(std::int64_t stage, std::int64_t pos) {
              static_cast<std::int32_t>(p.microbatch)};
   transfer(stage, p) = out_.graph.last_task();
   // Wake the receiver if its next pass waited for this transfer, and the sender if it waited for the send.
-  std::int64_t key = slot_key(stage, p);
+  auto key = static_cast<std::int64_t>(slot_key(stage, p));
   for (std::int64_t st : {rs, stage})
     if (waiting_[static_cast<std::size_t>(st)] == key) {
       waiting_[static_cast<std::size_t>(st)] = -1;
@@ -285,8 +281,9 @@ bool Builder::try_add(std::int64_t stage, std::int64_t pos) {
   // Earlier passes' sends this pass waits for: the previous pass's, or its direction's.
   std::int64_t prev = same_direction(stage, pos, -1);
   for (std::int64_t prior : {pos - 1, prev != pos - 1 ? prev : -1}) {
-    if (prior < 0 || wait_point(stage, prior) != pos || !peer(stage, pass_at(stage, prior), true, fs, fp)) continue;
+    if (prior < 0 || wait_point(stage, prior) != pos) continue;
     PassRef pp = pass_at(stage, prior);
+    if (!peer(stage, pp, true, fs, fp)) continue;
     TaskId out = transfer(stage, pp);
     if (out < 0) return wait_for(stage, slot_key(stage, pp));
     deps[n++] = out;
@@ -382,8 +379,7 @@ void Builder::build() {
     out_.compute.push_back(st_.back().compute);
   }
   std::size_t n = static_cast<std::size_t>(p_ * v_ * m_);
-  fwd_send_.assign(n, -1);
-  bwd_send_.assign(n, -1);
+  sends_.assign(2 * n, -1);
   grad_done_.resize(static_cast<std::size_t>(p_));
   for (auto& g : grad_done_) g.clear();
   pass_costs_.assign(static_cast<std::size_t>(p_ * v_ * 2), -2);

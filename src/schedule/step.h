@@ -13,7 +13,7 @@ namespace dtsim::schedule {
 
 /// Scratch arrays of the builder, kept with the graph so repeated builds reuse their storage.
 struct BuildScratch {
-  std::vector<TaskId> fwd_send, bwd_send;
+  std::vector<TaskId> sends;  ///< per (direction, virtual stage, micro-batch): the p2p transfer, -1 = not yet
   std::vector<StageOrder> order;
   /// One pass of a stage's order: what it is, its neighbours of the same direction (-1 = none)
   /// and its (last) compute task once added (-1 = not yet). Kept in one record: the builder
