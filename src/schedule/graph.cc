@@ -70,30 +70,10 @@ void Graph::reserve(std::size_t tasks, std::size_t deps) {
   dep_pool_.reserve(deps);
 }
 
-Task& Graph::emplace_task(StreamId stream_id, std::span<const TaskId> deps) {
-  auto id = static_cast<TaskId>(tasks_.size());
-  for (TaskId d : deps) {
-    if (d < 0 || d >= id) throw std::logic_error("schedule: dependency on a task not yet added");
-  }
-  if (stream_id < 0 || stream_id >= static_cast<StreamId>(streams_.size())) throw std::logic_error("schedule: unknown stream");
-  stream_last_[static_cast<std::size_t>(stream_id)] = id;
-  if (dep_begin_.empty()) dep_begin_.push_back(0);
-  dep_pool_.insert(dep_pool_.end(), deps.begin(), deps.end());
-  dep_begin_.push_back(static_cast<std::int32_t>(dep_pool_.size()));
-  Task& t = tasks_.emplace_back();
-  t.stream = stream_id;
-  return t;
-}
-
 TaskId Graph::add_task(const Task& task, std::span<const TaskId> deps) {
   if (task.cost >= static_cast<CostId>(cost_total_.size())) throw std::logic_error("schedule: unknown cost id");
   emplace_task(task.stream, deps) = task;
   return last_task();
-}
-
-std::span<const TaskId> Graph::deps(TaskId t) const {
-  auto i = static_cast<std::size_t>(t);
-  return {dep_pool_.data() + dep_begin_[i], static_cast<std::size_t>(dep_begin_[i + 1] - dep_begin_[i])};
 }
 
 std::span<const Segment> Graph::segments(const Task& t) const {

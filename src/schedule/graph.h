@@ -4,6 +4,7 @@
 #include <array>
 #include <initializer_list>
 #include <span>
+#include <stdexcept>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -154,5 +155,30 @@ class Graph {
   std::vector<std::int32_t> cost_begin_{0};  ///< costs + 1 offsets into segment_pool_
   std::vector<SimTime> cost_total_;
 };
+
+// Inline: the builder and the simulator call these once per task.
+inline Task& Graph::emplace_task(StreamId stream_id, std::span<const TaskId> deps) {
+  auto id = static_cast<TaskId>(tasks_.size());
+  if (stream_id < 0 || stream_id >= static_cast<StreamId>(streams_.size())) throw std::logic_error("schedule: unknown stream");
+  if (dep_begin_.empty()) dep_begin_.push_back(0);
+  // One element at a time: deps are one to three ids, and a range insert costs a memcpy call.
+  for (TaskId d : deps) {
+    if (d < 0 || d >= id) {
+      dep_pool_.resize(static_cast<std::size_t>(dep_begin_.back()));  // leave the graph as it was
+      throw std::logic_error("schedule: dependency on a task not yet added");
+    }
+    dep_pool_.push_back(d);
+  }
+  stream_last_[static_cast<std::size_t>(stream_id)] = id;
+  dep_begin_.push_back(static_cast<std::int32_t>(dep_pool_.size()));
+  Task& t = tasks_.emplace_back();
+  t.stream = stream_id;
+  return t;
+}
+
+inline std::span<const TaskId> Graph::deps(TaskId t) const {
+  auto i = static_cast<std::size_t>(t);
+  return {dep_pool_.data() + dep_begin_[i], static_cast<std::size_t>(dep_begin_[i + 1] - dep_begin_[i])};
+}
 
 }  // namespace dtsim::schedule

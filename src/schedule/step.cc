@@ -30,9 +30,6 @@ class Builder {
   void build();
 
  private:
-  std::int64_t vstage(std::int64_t stage, std::int64_t chunk) const { return chunk * p_ + stage; }
-  /// Index of (virtual stage `vs`, micro-batch `mb`) among one direction's transfers.
-  std::size_t idx(std::int64_t vs, std::int64_t mb) const { return static_cast<std::size_t>(vs * m_ + mb); }
   std::int64_t layers(std::int64_t stage, std::int64_t chunk) const {
     return cost::chunk_layers(out_.stage_layers[static_cast<std::size_t>(stage)], v_, chunk);
   }
@@ -55,7 +52,6 @@ class Builder {
     const BuildScratch::Slot& s = slots_[at(stage, pos)];
     return {s.forward, s.chunk, s.microbatch};
   }
-  TaskId task_at(std::int64_t stage, std::int64_t pos) const { return slots_[at(stage, pos)].task; }
   std::int64_t position(std::int64_t stage, const PassRef& p) const {
     return pos_[at(stage, (p.forward ? 0 : v_ * m_) + p.chunk * m_ + p.microbatch)];
   }
@@ -68,16 +64,12 @@ class Builder {
   std::int64_t wait_point(std::int64_t stage, std::int64_t pos) const;
   /// The stage and pass a pass's output goes to (`outgoing`) or its input comes from; false if none.
   bool peer(std::int64_t stage, const PassRef& p, bool outgoing, std::int64_t& peer_stage, PassRef& peer_pass) const;
-  /// Index of the transfer of a pass's output (sender side): direction, virtual stage, micro-batch.
-  std::size_t slot_key(std::int64_t stage, const PassRef& p) const {
-    return (p.forward ? 0 : static_cast<std::size_t>(p_ * v_ * m_)) + idx(vstage(stage, p.chunk), p.microbatch);
-  }
-  TaskId& transfer(std::int64_t stage, const PassRef& p) { return sends_[slot_key(stage, p)]; }
-  /// Adds the transfer of the output of (stage, pos) once its producer and the receiver's post point exist.
-  void try_transfer(std::int64_t stage, std::int64_t pos);
-  /// Stage `stage` cannot go on until the transfer `key` exists.
-  bool wait_for(std::int64_t stage, std::size_t key) {
-    waiting_[static_cast<std::size_t>(stage)] = static_cast<std::int64_t>(key);
+  /// Adds the transfer of the output of slot `producer` (on `stage`) once the producing pass and
+  /// the receiver's post point exist.
+  void try_transfer(std::int64_t stage, std::int32_t producer);
+  /// Stage `stage` cannot go on until the transfer of slot `producer`'s output exists.
+  bool wait_for(std::int64_t stage, std::int32_t producer) {
+    waiting_[static_cast<std::size_t>(stage)] = producer;
     return false;
   }
   TaskId comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category cat, std::initializer_list<TaskId> deps,
@@ -91,11 +83,10 @@ class Builder {
   std::int64_t p_ = 1, v_ = 1, m_ = 1;
   bool zero_sharded_ = false;
   std::vector<Streams> st_;
-  std::vector<TaskId>& sends_ = out_.scratch.sends;
   std::vector<BuildScratch::Slot>& slots_ = out_.scratch.slots;
   std::vector<std::int32_t>& pos_ = out_.scratch.pos;
   std::int64_t len_ = 0;                         // passes per stage: 2 v m
-  std::vector<std::int64_t> waiting_;            // per stage: the transfer its next pass waits for, -1 = none
+  std::vector<std::int32_t> waiting_;            // per stage: the slot whose transfer its next pass waits for, -1 = none
   std::vector<std::int64_t> ready_;              // stages to try again
   bool overlap_p2p_ = false;
   std::vector<std::vector<TaskId>>& grad_done_ = out_.scratch.grad_done;  // per stage: what the grad-norm sync waits for
@@ -140,35 +131,34 @@ bool Builder::peer(std::int64_t stage, const PassRef& p, bool outgoing, std::int
   return true;
 }
 
-void Builder::try_transfer(std::int64_t stage, std::int64_t pos) {
-  PassRef p = pass_at(stage, pos);
-  TaskId producer = task_at(stage, pos);
-  std::int64_t rs = 0;
-  PassRef rp;
-  if (producer < 0 || transfer(stage, p) >= 0 || !peer(stage, p, true, rs, rp)) return;
-  std::int64_t post = slots_[at(stage, pos)].receiver_post;
-  TaskId deps[2] = {producer, post >= 0 ? task_at(rs, post) : -1};
-  if (deps[1] < 0 && post >= 0) {
-    // The receiver has not posted its recv yet: its post point adds the transfer.
-    BuildScratch::Slot& at_post = slots_[at(rs, post)];
-    int k = at_post.pending_stage[0] < 0 ? 0 : 1;
-    at_post.pending_stage[k] = static_cast<std::int32_t>(stage);
-    at_post.pending_pos[k] = static_cast<std::int32_t>(pos);
-    return;
+void Builder::try_transfer(std::int64_t stage, std::int32_t producer) {
+  BuildScratch::Slot& s = slots_[static_cast<std::size_t>(producer)];
+  if (s.task < 0 || s.send >= 0 || !s.output) return;
+  TaskId deps[2] = {s.task, -1};
+  std::size_t n = 1;
+  if (s.receiver_post >= 0) {
+    BuildScratch::Slot& post = slots_[static_cast<std::size_t>(s.receiver_post)];
+    if (post.task < 0) {
+      // The receiver has not posted its recv yet: its post point adds the transfer.
+      post.pending[post.pending[0] < 0 ? 0 : 1] = producer;
+      return;
+    }
+    deps[n++] = post.task;
   }
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
-  Task& t = out_.graph.emplace_task(p.forward ? ss.pp_fwd : ss.pp_bwd, std::span<const TaskId>(deps, post >= 0 ? 2 : 1));
+  Task& t = out_.graph.emplace_task(s.forward ? ss.pp_fwd : ss.pp_bwd, std::span<const TaskId>(deps, n));
   t.kind = TaskKind::comm;
   t.comm = p2p_comm_;
   t.comm_category = Category::pp_comm;
   t.wait_category = Category::pp_comm;
-  t.label = {p.forward ? Label::Kind::send_activations : Label::Kind::send_gradients, static_cast<std::int32_t>(p.chunk),
-             static_cast<std::int32_t>(p.microbatch)};
-  transfer(stage, p) = out_.graph.last_task();
+  t.label = {s.forward ? Label::Kind::send_activations : Label::Kind::send_gradients, s.chunk, s.microbatch};
+  s.send = out_.graph.last_task();
   // Wake the receiver if its next pass waited for this transfer, and the sender if it waited for the send.
-  auto key = static_cast<std::int64_t>(slot_key(stage, p));
+  std::int64_t rs = stage + (s.forward ? 1 : -1);
+  if (rs == p_) rs = 0;
+  else if (rs < 0) rs = p_ - 1;
   for (std::int64_t st : {rs, stage})
-    if (waiting_[static_cast<std::size_t>(st)] == key) {
+    if (waiting_[static_cast<std::size_t>(st)] == producer) {
       waiting_[static_cast<std::size_t>(st)] = -1;
       ready_.push_back(st);
     }
@@ -267,34 +257,33 @@ TaskId Builder::add_backward(std::int64_t stage, const PassRef& pass, std::span<
 }
 
 bool Builder::try_add(std::int64_t stage, std::int64_t pos) {
-  PassRef pass = pass_at(stage, pos);
+  auto self = static_cast<std::int32_t>(at(stage, pos));
+  BuildScratch::Slot& slot = slots_[static_cast<std::size_t>(self)];  // slots_ is not resized while building
   TaskId deps[3];
   std::size_t n = 0;
   // The input: the transfer from the previous virtual stage (forward) or the next (backward).
-  std::int64_t fs = 0;
-  PassRef fp;
-  if (peer(stage, pass, false, fs, fp)) {
-    TaskId in = transfer(fs, fp);
-    if (in < 0) return wait_for(stage, slot_key(fs, fp));
+  if (slot.input >= 0) {
+    TaskId in = slots_[static_cast<std::size_t>(slot.input)].send;
+    if (in < 0) return wait_for(stage, slot.input);
     deps[n++] = in;
   }
   // Earlier passes' sends this pass waits for: the previous pass's, or its direction's.
-  std::int64_t prev = same_direction(stage, pos, -1);
+  std::int64_t prev = slot.prev_same;
   for (std::int64_t prior : {pos - 1, prev != pos - 1 ? prev : -1}) {
     if (prior < 0 || wait_point(stage, prior) != pos) continue;
-    PassRef pp = pass_at(stage, prior);
-    if (!peer(stage, pp, true, fs, fp)) continue;
-    TaskId out = transfer(stage, pp);
-    if (out < 0) return wait_for(stage, slot_key(stage, pp));
-    deps[n++] = out;
+    auto k = static_cast<std::int32_t>(at(stage, prior));
+    const BuildScratch::Slot& ps = slots_[static_cast<std::size_t>(k)];
+    if (!ps.output) continue;
+    if (ps.send < 0) return wait_for(stage, k);
+    deps[n++] = ps.send;
   }
   std::span<const TaskId> d(deps, n);
-  slots_[at(stage, pos)].task = pass.forward ? add_forward(stage, pass, d) : add_backward(stage, pass, d);
-  try_transfer(stage, pos);
+  PassRef pass{slot.forward, slot.chunk, slot.microbatch};
+  slot.task = pass.forward ? add_forward(stage, pass, d) : add_backward(stage, pass, d);
+  try_transfer(stage, self);
   // This pass may be where a receiver posts its recv for transfers whose producers came first.
-  const BuildScratch::Slot& slot = slots_[at(stage, pos)];
-  for (int k = 0; k < 2; ++k)
-    if (slot.pending_stage[k] >= 0) try_transfer(slot.pending_stage[k], slot.pending_pos[k]);
+  for (std::int32_t k : slot.pending)
+    if (k >= 0) try_transfer(k / static_cast<std::int32_t>(len_), k);
   return true;
 }
 
@@ -379,7 +368,6 @@ void Builder::build() {
     out_.compute.push_back(st_.back().compute);
   }
   std::size_t n = static_cast<std::size_t>(p_ * v_ * m_);
-  sends_.assign(2 * n, -1);
   grad_done_.resize(static_cast<std::size_t>(p_));
   for (auto& g : grad_done_) g.clear();
   pass_costs_.assign(static_cast<std::size_t>(p_ * v_ * 2), -2);
@@ -414,12 +402,17 @@ void Builder::build() {
       l = static_cast<std::int32_t>(c);
     }
   }
+  // Connect each pass's output to the pass that consumes it and to where that pass's stage posts the recv.
   for (std::int64_t i = 0; i < p_; ++i)
     for (std::int64_t c = 0; c < len_; ++c) {
       std::int64_t rs = 0;
       PassRef rp;
-      if (peer(i, pass_at(i, c), true, rs, rp))
-        slots_[at(i, c)].receiver_post = static_cast<std::int32_t>(post_point(rs, position(rs, rp)));
+      if (!peer(i, pass_at(i, c), true, rs, rp)) continue;
+      std::int64_t rpos = position(rs, rp), post = post_point(rs, rpos);
+      BuildScratch::Slot& slot = slots_[at(i, c)];
+      slot.output = true;
+      slot.receiver_post = post >= 0 ? static_cast<std::int32_t>(at(rs, post)) : -1;
+      slots_[at(rs, rpos)].input = static_cast<std::int32_t>(at(i, c));
     }
   // Add passes in an order that respects cross-stage dependencies: each stage adds passes
   // until one waits for a transfer not yet added, and is woken when that transfer is added.

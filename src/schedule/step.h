@@ -13,21 +13,23 @@ namespace dtsim::schedule {
 
 /// Scratch arrays of the builder, kept with the graph so repeated builds reuse their storage.
 struct BuildScratch {
-  std::vector<TaskId> sends;  ///< per (direction, virtual stage, micro-batch): the p2p transfer, -1 = not yet
   std::vector<StageOrder> order;
-  /// One pass of a stage's order: what it is, its neighbours of the same direction (-1 = none)
-  /// and its (last) compute task once added (-1 = not yet). Kept in one record: the builder
-  /// reads them together.
+  /// One pass of a stage's order: what it is, its neighbours of the same direction (-1 = none),
+  /// its (last) compute task and the transfer of its output once added (-1 = not yet), and the
+  /// passes its pipeline transfers connect it to. One record: the builder reads them together.
+  /// Slot indices (`input`, `receiver_post`, `pending`) are stage-major indices into `slots`.
   struct Slot {
     std::int32_t chunk = 0, microbatch = 0, prev_same = -1, next_same = -1;
     TaskId task = -1;
-    /// Transfers whose producer was added before this pass, their receiver's post point:
-    /// (stage, position) of each producer, added once this pass is.
-    std::int32_t pending_stage[2] = {-1, -1}, pending_pos[2] = {-1, -1};
-    /// Where the receiver of this pass's output posts its recv: a position on the receiver's
-    /// stage, -1 = before its first pass (no wait).
+    TaskId send = -1;
+    /// The pass whose output this pass consumes, -1 = none (first or last virtual stage).
+    std::int32_t input = -1;
+    /// Where the receiver of this pass's output posts its recv, -1 = before its first pass (no wait).
     std::int32_t receiver_post = -1;
+    /// Producers added before this pass whose receiver posts here: their transfer is added with it.
+    std::int32_t pending[2] = {-1, -1};
     bool forward = true;
+    bool output = false;  ///< this pass's output goes to another stage
   };
   std::vector<Slot> slots;         ///< stage-major: each stage's passes in issue order
   std::vector<std::int32_t> pos;   ///< stage-major: position of (direction, chunk, micro-batch) in its stage's order
