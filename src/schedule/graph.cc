@@ -76,9 +76,11 @@ TaskId Graph::add_task(const Task& task, std::span<const TaskId> deps) {
   return last_task();
 }
 
-std::span<const Segment> Graph::segments(const Task& t) const {
-  if (t.cost < 0) return {};
-  auto c = static_cast<std::size_t>(t.cost);
+std::span<const Segment> Graph::segments(const Task& t) const { return segments(t.cost); }
+
+std::span<const Segment> Graph::segments(CostId id) const {
+  if (id < 0) return {};
+  auto c = static_cast<std::size_t>(id);
   return {segment_pool_.data() + cost_begin_[c], static_cast<std::size_t>(cost_begin_[c + 1] - cost_begin_[c])};
 }
 

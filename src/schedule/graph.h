@@ -139,6 +139,8 @@ class Graph {
   [[nodiscard]] std::span<const TaskId> deps(TaskId t) const;
   /// Busy segments of a task (empty for comm tasks and markers without a cost).
   [[nodiscard]] std::span<const Segment> segments(const Task& t) const;
+  /// The segments of interned cost `id` (empty for -1); valid until the next add_cost.
+  [[nodiscard]] std::span<const Segment> segments(CostId id) const;
   /// Sum of a task's segments.
   [[nodiscard]] SimTime duration(const Task& t) const {
     return t.cost < 0 ? 0 : cost_total_[static_cast<std::size_t>(t.cost)];

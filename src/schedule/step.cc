@@ -40,8 +40,7 @@ class Builder {
   bool try_add(std::int64_t stage, std::int64_t pos);
   TaskId add_forward(std::int64_t stage, const PassRef& pass, std::span<const TaskId> deps);
   TaskId add_backward(std::int64_t stage, const PassRef& pass, std::span<const TaskId> deps);
-  void add_grad_reduce(std::int64_t stage, std::int64_t chunk, const PassCost& cost, std::span<const TaskId> deps,
-                       TaskId& last);
+  void add_grad_reduce(std::int64_t stage, std::int64_t chunk, CostId cost, std::span<const TaskId> deps, TaskId& last);
   void add_param_gathers();
   void finish_step();
   TaskId comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category cat, std::span<const TaskId> deps,
@@ -211,8 +210,8 @@ TaskId Builder::add_forward(std::int64_t stage, const PassRef& pass, std::span<c
   return out_.graph.last_task();
 }
 
-void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, const PassCost& cost,
-                              std::span<const TaskId> deps, TaskId& last) {
+void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, CostId cost, std::span<const TaskId> deps,
+                              TaskId& last) {
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
   double params = chunk_params(stage, chunk);
   bool overlap = s_.software.overlap_grad_reduce;
@@ -221,12 +220,16 @@ void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, const Pass
   Comm::Op op = zero_sharded_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce;
   Bytes size = bytes(params / static_cast<double>(buckets) * spec::dtype_bytes(s_.train.grad_dtype));
   // The last backward is split into one piece per bucket; a bucket reduces once its piece is done.
-  std::vector<Segment> first, rest;
-  for (const Segment& seg : cost.segments) {
-    first.push_back({seg.category, seg.duration / buckets + seg.duration % buckets});
-    rest.push_back({seg.category, seg.duration / buckets});
+  CostId first_id = cost, rest_id = cost;
+  if (buckets > 1) {
+    std::vector<Segment> first, rest;
+    for (const Segment& seg : out_.graph.segments(cost)) {  // copied before add_cost moves the pool
+      first.push_back({seg.category, seg.duration / buckets + seg.duration % buckets});
+      rest.push_back({seg.category, seg.duration / buckets});
+    }
+    first_id = out_.graph.add_cost(first);
+    rest_id = out_.graph.add_cost(rest);
   }
-  CostId first_id = out_.graph.add_cost(std::move(first)), rest_id = buckets > 1 ? out_.graph.add_cost(std::move(rest)) : first_id;
   auto c = static_cast<std::int32_t>(chunk), mb = static_cast<std::int32_t>(m_ - 1);
   for (std::int64_t k = 0; k < buckets; ++k) {
     Task piece{.stream = ss.compute, .kind = TaskKind::compute, .cost = k == 0 ? first_id : rest_id,
@@ -244,7 +247,7 @@ TaskId Builder::add_backward(std::int64_t stage, const PassRef& pass, std::span<
   auto chunk = static_cast<std::int32_t>(pass.chunk), mb = static_cast<std::int32_t>(pass.microbatch);
   TaskId last = -1;
   if (pass.microbatch == m_ - 1 && s_.par.dp * s_.par.cp > 1) {
-    add_grad_reduce(stage, pass.chunk, pass_cost(stage, pass.chunk, false), deps, last);
+    add_grad_reduce(stage, pass.chunk, pass_cost_id(stage, pass.chunk, false), deps, last);
   } else {
     CostId cost = pass_cost_id(stage, pass.chunk, false);
     Task& t = out_.graph.emplace_task(ss.compute, deps);
