@@ -25,6 +25,10 @@ GemmSweep read_gemm(ObjectReader r) {
   GemmSweep g;
   constexpr Dtype kDtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp8};
   g.dtype = kDtypes[r.choice("dtype", {"bf16", "fp16", "fp8"})];
+  // `dtsim-bench gemm --accumulate-fp32` measures weight-gradient GEMMs that add into fp32 main
+  // grads: a different kernel from the curve's D = A B, so it is not fitted as one.
+  if (r.optional_choice("accumulate", {"none", "fp32"}).value_or(0) != 0)
+    r.fail("accumulate", "expected \"none\" (the GEMM curve is fitted to D = A B sweeps), got \"fp32\"");
   for (const char* k : {"layout", "warmup_s", "seconds_per_shape", "workspace_bytes", "warmup_shape"}) r.skip(k);
   const nlohmann::json& results = r.array("results");
   r.finish();

@@ -62,6 +62,11 @@ TEST_CASE("spec::parse_bench_file: errors name the file and pointer", "[spec]") 
                     StartsWith("b.json:/gemm/results/1/mm: unknown key"));
   CHECK_THROWS_WITH(parse_bench_file(with(R"("sm_count": 132,)", ""), "b.json"),
                     Equals("b.json:/device/sm_count: missing required key"));
+  // An accumulation sweep (dtsim-bench gemm --accumulate-fp32) is read but not fitted as the curve.
+  CHECK(parse_bench_file(with(R"("dtype": "bf16",)", R"("dtype": "bf16", "accumulate": "none",)"), "b.json").gemm);
+  CHECK_THROWS_WITH(parse_bench_file(with(R"("dtype": "bf16",)", R"("dtype": "bf16", "accumulate": "fp32",)"), "b.json"),
+                    Equals("b.json:/gemm/accumulate: expected \"none\" (the GEMM curve is fitted to D = A B sweeps), "
+                           "got \"fp32\""));
   std::string no_sweeps = R"({"schema": "dtsim-bench/1", "device": {"name": "X", "sm_count": 1}})";
   CHECK_THROWS_WITH(parse_bench_file(no_sweeps, "b.json"),
                     Equals("b.json:/gemm: expected a \"gemm\" or a \"copy\" sweep, got neither"));

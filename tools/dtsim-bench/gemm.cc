@@ -16,9 +16,11 @@ struct Types {
   std::size_t in_bytes;
 };
 
-Types types_of(const std::string& dtype) {
-  if (dtype == "bf16") return {CUDA_R_16BF, CUDA_R_16BF, 2};
-  if (dtype == "fp16") return {CUDA_R_16F, CUDA_R_16F, 2};
+Types types_of(const std::string& dtype, bool accumulate_fp32) {
+  if (accumulate_fp32 && dtype == "fp8")
+    throw std::invalid_argument("accumulate_fp32 needs 16-bit inputs");  // main.cc says so first
+  if (dtype == "bf16") return {CUDA_R_16BF, accumulate_fp32 ? CUDA_R_32F : CUDA_R_16BF, 2};
+  if (dtype == "fp16") return {CUDA_R_16F, accumulate_fp32 ? CUDA_R_32F : CUDA_R_16F, 2};
   if (dtype == "fp8") return {CUDA_R_8F_E4M3, CUDA_R_16BF, 1};
   throw std::invalid_argument("--dtype: expected bf16, fp16 or fp8, got \"" + dtype + "\"");
 }
@@ -70,7 +72,8 @@ void fill(DeviceBuffer& buf, const std::vector<unsigned char>& block) {
 // first algorithm cuBLASLt's heuristic returns, as frameworks call it.
 class Matmul {
  public:
-  Matmul(cublasLtHandle_t h, const Types& t, const GemmShape& s, std::size_t workspace) : h_(h), workspace_(workspace) {
+  Matmul(cublasLtHandle_t h, const Types& t, const GemmShape& s, std::size_t workspace, float beta)
+      : h_(h), workspace_(workspace), beta_(beta) {
     check(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
@@ -104,14 +107,15 @@ class Matmul {
   Matmul& operator=(const Matmul&) = delete;
 
   void run(const void* a, const void* b, void* d, void* workspace) const {
-    float alpha = 1, beta = 0;
-    check(cublasLtMatmul(h_, desc_, &alpha, a, a_, b, b_, &beta, d, d_, d, d_, &algo_.algo, workspace, workspace_, 0),
+    float alpha = 1;  // C is D: with beta 1 the product accumulates into D
+    check(cublasLtMatmul(h_, desc_, &alpha, a, a_, b, b_, &beta_, d, d_, d, d_, &algo_.algo, workspace, workspace_, 0),
           "cublasLtMatmul");
   }
 
  private:
   cublasLtHandle_t h_;
   std::size_t workspace_;
+  float beta_;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
   cublasLtMatmulHeuristicResult_t algo_{};
@@ -166,7 +170,9 @@ std::vector<GemmShape> parse_gemm_shapes(const std::string& text) {
 }
 
 nlohmann::json run_gemm(const std::vector<GemmShape>& shapes, const GemmOptions& opt) {
-  Types t = types_of(opt.dtype);
+  Types t = types_of(opt.dtype, opt.accumulate_fp32);
+  std::size_t out_bytes = opt.accumulate_fp32 ? 4 : 2;
+  float beta = opt.accumulate_fp32 ? 1.0f : 0.0f;
   std::size_t a_elems = 0, b_elems = 0, d_elems = 0;
   GemmShape largest = shapes.front();
   for (const GemmShape& s : shapes) {
@@ -175,21 +181,22 @@ nlohmann::json run_gemm(const std::vector<GemmShape>& shapes, const GemmOptions&
     d_elems = std::max(d_elems, static_cast<std::size_t>(s.m * s.n));
     if (s.m * s.n * s.k > largest.m * largest.n * largest.k) largest = s;
   }
-  Operands o{DeviceBuffer(a_elems * t.in_bytes), DeviceBuffer(b_elems * t.in_bytes), DeviceBuffer(d_elems * 2),
+  Operands o{DeviceBuffer(a_elems * t.in_bytes), DeviceBuffer(b_elems * t.in_bytes), DeviceBuffer(d_elems * out_bytes),
              DeviceBuffer(opt.workspace)};
   std::vector<unsigned char> block = random_bits(opt.dtype, std::size_t{64} << 20);
   fill(o.a, block);
   fill(o.b, block);
+  check(cudaMemset(o.d.get(), 0, o.d.size()), "cudaMemset");  // accumulation starts from zeros
   cublasLtHandle_t h = nullptr;
   check(cublasLtCreate(&h), "cublasLtCreate");
   nlohmann::json results = nlohmann::json::array();
   try {
     {
-      Matmul warm(h, t, largest, opt.workspace);
+      Matmul warm(h, t, largest, opt.workspace, beta);
       if (opt.warmup_s > 0) (void)time_window([&] { run_on(warm, o); }, opt.warmup_s);
     }
     for (const GemmShape& s : shapes) {
-      Matmul mm(h, t, s, opt.workspace);
+      Matmul mm(h, t, s, opt.workspace, beta);
       Window w = time_window([&] { run_on(mm, o); }, opt.seconds);
       double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
       results.push_back({{"m", s.m}, {"n", s.n}, {"k", s.k},
@@ -202,7 +209,7 @@ nlohmann::json run_gemm(const std::vector<GemmShape>& shapes, const GemmOptions&
     throw;
   }
   cublasLtDestroy(h);
-  return {{"dtype", opt.dtype}, {"layout", "TN"}, {"warmup_s", opt.warmup_s}, {"seconds_per_shape", opt.seconds},
+  return {{"dtype", opt.dtype}, {"accumulate", opt.accumulate_fp32 ? "fp32" : "none"}, {"layout", "TN"}, {"warmup_s", opt.warmup_s}, {"seconds_per_shape", opt.seconds},
           {"workspace_bytes", opt.workspace}, {"warmup_shape", {largest.m, largest.n, largest.k}},
           {"results", results}};
 }

@@ -15,6 +15,10 @@ struct GemmShape {
 
 struct GemmOptions {
   std::string dtype = "bf16";     ///< bf16, fp16 (16-bit in and out) or fp8 (e4m3 in, bf16 out)
+  /// D = D + A B into an fp32 D (beta 1), as the weight-gradient GEMMs of Megatron-LM's gradient
+  /// accumulation fusion write fp32 main grads (`wgrad_gemm_accum_fp32`; Transformer Engine's
+  /// `fuse_wgrad_accumulation`). 16-bit inputs only.
+  bool accumulate_fp32 = false;
   double warmup_s = 10;           ///< time the largest shape runs before any is measured
   double seconds = 2;             ///< measured time per shape
   std::size_t workspace = 32u << 20;  ///< cuBLASLt workspace (Transformer Engine uses 32 MiB on Hopper)

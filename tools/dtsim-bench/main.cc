@@ -23,7 +23,8 @@ std::string fixed(double v, int digits) {
 
 void print_gemm(const json& dev, const json& g) {
   std::cout << dev.at("name").get<std::string>() << " (" << dev.at("sm_count").get<int>() << " SMs), "
-            << g.at("dtype").get<std::string>() << " GEMM, TN, " << fixed(g.at("seconds_per_shape").get<double>(), 1)
+            << g.at("dtype").get<std::string>() << " GEMM"
+            << (g.at("accumulate").get<std::string>() == "fp32" ? " accumulating into fp32" : "") << ", TN, " << fixed(g.at("seconds_per_shape").get<double>(), 1)
             << " s per shape after " << fixed(g.at("warmup_s").get<double>(), 1) << " s of warm-up\n\n";
   std::printf("%8s %8s %8s %10s %10s %10s\n", "m", "n", "k", "TFLOP/s", "min", "max");
   for (const json& r : g.at("results"))
@@ -54,6 +55,8 @@ int main(int argc, char** argv) {
   CLI::App* gemm = app.add_subcommand("gemm", "Sustained cuBLASLt GEMM TFLOP/s per shape");
   gemm->add_option("--dtype", gopt.dtype, "bf16|fp16|fp8 (e4m3 inputs, bf16 output)")
       ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
+  gemm->add_flag("--accumulate-fp32", gopt.accumulate_fp32,
+                 "D = D + A B into fp32 D (weight gradients accumulated into fp32 main grads); bf16/fp16 only");
   gemm->add_option("--shapes", shapes, "m,n,k;m,n,k;... (default: squares, curve axes and training shapes)");
   gemm->add_option("--warmup", gopt.warmup_s, "Seconds the largest shape runs before measuring")
       ->check(CLI::Range(0.0, 600.0));
@@ -76,6 +79,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "dtsim-bench: " << e.what() << "\n";
+    return 2;
+  }
+  if (gopt.accumulate_fp32 && gopt.dtype == "fp8") {  // checked before any device call
+    std::cerr << "dtsim-bench: --accumulate-fp32: expected --dtype bf16 or fp16, got \"fp8\"\n";
     return 2;
   }
   try {
