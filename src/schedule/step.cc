@@ -153,9 +153,9 @@ void Builder::try_transfer(std::int64_t stage, std::int32_t producer) {
   t.label = {s.forward ? Label::Kind::send_activations : Label::Kind::send_gradients, s.chunk, s.microbatch};
   s.send = out_.graph.last_task();
   // Wake the receiver if its next pass waited for this transfer, and the sender if it waited for the send.
-  std::int64_t rs = stage + (s.forward ? 1 : -1);
-  if (rs == p_) rs = 0;
-  else if (rs < 0) rs = p_ - 1;
+  std::int64_t rs = 0;
+  PassRef rp;
+  peer(stage, {s.forward, s.chunk, s.microbatch}, true, rs, rp);  // true: s.output
   for (std::int64_t st : {rs, stage})
     if (waiting_[static_cast<std::size_t>(st)] == producer) {
       waiting_[static_cast<std::size_t>(st)] = -1;
