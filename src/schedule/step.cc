@@ -54,15 +54,10 @@ class Builder {
   std::int64_t position(std::int64_t stage, const PassRef& p) const {
     return pos_[at(stage, (p.forward ? 0 : v_ * m_) + p.chunk * m_ + p.microbatch)];
   }
-  /// The previous (step -1) or next (+1) pass of the same direction in the stage's order, -1 = none.
-  std::int64_t same_direction(std::int64_t stage, std::int64_t pos, std::int64_t step) const {
-    const BuildScratch::Slot& s = slots_[at(stage, pos)];
-    return step < 0 ? s.prev_same : s.next_same;
-  }
   std::int64_t post_point(std::int64_t stage, std::int64_t pos) const;
   std::int64_t wait_point(std::int64_t stage, std::int64_t pos) const;
-  /// The stage and pass a pass's output goes to (`outgoing`) or its input comes from; false if none.
-  bool peer(std::int64_t stage, const PassRef& p, bool outgoing, std::int64_t& peer_stage, PassRef& peer_pass) const;
+  /// The stage and pass a pass's output goes to; false if none (last virtual stage of its direction).
+  bool receiver(std::int64_t stage, const PassRef& p, std::int64_t& to_stage, PassRef& to_pass) const;
   /// Adds the transfer of the output of slot `producer` (on `stage`) once the producing pass and
   /// the receiver's post point exist.
   void try_transfer(std::int64_t stage, std::int32_t producer);
@@ -91,7 +86,6 @@ class Builder {
   std::vector<std::vector<TaskId>>& grad_done_ = out_.scratch.grad_done;  // per stage: what the grad-norm sync waits for
   std::vector<TaskId> param_gather_;
   std::vector<CostId> pass_costs_;               // per (stage, chunk, direction), -2 = not yet
-  Bytes p2p_bytes_;
   CommId p2p_comm_ = -1;
 };
 
@@ -108,25 +102,25 @@ class Builder {
 //    backward exchange each backward, both left in flight; each recv is posted after the
 //    previous pass of its direction and each send completes before the next pass of it.
 std::int64_t Builder::post_point(std::int64_t stage, std::int64_t pos) const {
-  if (v_ == 1 || (slots_[at(stage, pos)].forward && !overlap_p2p_)) return pos - 1;
-  std::int64_t prev = same_direction(stage, pos, -1);
-  return prev >= 0 ? prev : pos - 1;
+  const BuildScratch::Slot& s = slots_[at(stage, pos)];
+  if (v_ == 1 || (s.forward && !overlap_p2p_)) return pos - 1;
+  return s.prev_same >= 0 ? s.prev_same : pos - 1;
 }
 
 std::int64_t Builder::wait_point(std::int64_t stage, std::int64_t pos) const {
-  if (v_ == 1 || (!slots_[at(stage, pos)].forward && !overlap_p2p_)) return pos + 1 < len_ ? pos + 1 : -1;
-  return same_direction(stage, pos, +1);
+  const BuildScratch::Slot& s = slots_[at(stage, pos)];
+  if (v_ == 1 || (!s.forward && !overlap_p2p_)) return pos + 1 < len_ ? pos + 1 : -1;
+  return s.next_same;
 }
 
-bool Builder::peer(std::int64_t stage, const PassRef& p, bool outgoing, std::int64_t& peer_stage,
-                   PassRef& peer_pass) const {
+bool Builder::receiver(std::int64_t stage, const PassRef& p, std::int64_t& to_stage, PassRef& to_pass) const {
   // Forward outputs go down the virtual stages, backward outputs up (no division: this is hot).
-  std::int64_t st = stage + (p.forward == outgoing ? 1 : -1), chunk = p.chunk;
+  std::int64_t st = stage + (p.forward ? 1 : -1), chunk = p.chunk;
   if (st == p_) st = 0, ++chunk;
   else if (st < 0) st = p_ - 1, --chunk;
   if (chunk < 0 || chunk >= v_) return false;
-  peer_stage = st;
-  peer_pass = {p.forward, chunk, p.microbatch};
+  to_stage = st;
+  to_pass = {p.forward, chunk, p.microbatch};
   return true;
 }
 
@@ -155,7 +149,7 @@ void Builder::try_transfer(std::int64_t stage, std::int32_t producer) {
   // Wake the receiver if its next pass waited for this transfer, and the sender if it waited for the send.
   std::int64_t rs = 0;
   PassRef rp;
-  peer(stage, {s.forward, s.chunk, s.microbatch}, true, rs, rp);  // true: s.output
+  receiver(stage, {s.forward, s.chunk, s.microbatch}, rs, rp);  // true: s.output
   for (std::int64_t st : {rs, stage})
     if (waiting_[static_cast<std::size_t>(st)] == producer) {
       waiting_[static_cast<std::size_t>(st)] = -1;
@@ -377,8 +371,7 @@ void Builder::build() {
   {
     cost::LayerShape sh = cost::layer_shape(*s_.model, s_.par, s_.train.micro_batch, s_.train.seq_len);
     // Megatron sends b*s/cp x h activations, split over the TP ranks (SP, or SC'21's scatter-gather).
-    p2p_bytes_ = bytes(sh.tokens * sh.hidden * 2.0 / sh.tp);
-    p2p_comm_ = out_.graph.add_comm(Comm{Comm::Op::send_recv, Group::pp, p2p_bytes_});
+    p2p_comm_ = out_.graph.add_comm(Comm{Comm::Op::send_recv, Group::pp, bytes(sh.tokens * sh.hidden * 2.0 / sh.tp)});
   }
   out_.graph.reserve(n * 4 + static_cast<std::size_t>(p_) * 64, n * 5 + static_cast<std::size_t>(p_ * p_) * 8);
   add_param_gathers();
@@ -410,7 +403,7 @@ void Builder::build() {
     for (std::int64_t c = 0; c < len_; ++c) {
       std::int64_t rs = 0;
       PassRef rp;
-      if (!peer(i, pass_at(i, c), true, rs, rp)) continue;
+      if (!receiver(i, pass_at(i, c), rs, rp)) continue;
       std::int64_t rpos = position(rs, rp), post = post_point(rs, rpos);
       BuildScratch::Slot& slot = slots_[at(i, c)];
       slot.output = true;
