@@ -2,6 +2,8 @@
 // Shared test helpers: fixture paths and running the real dtsim binary.
 #include <array>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -29,6 +31,15 @@ inline std::string replaced(std::string text, const std::string& from, const std
   auto at = text.find(from);
   if (at == std::string::npos) throw std::logic_error("test input lacks \"" + from + "\"");
   return text.replace(at, from.size(), to);
+}
+
+/// Whole contents of a file; throws std::runtime_error when it cannot be read.
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 /// Result of running the dtsim binary.

@@ -226,7 +226,7 @@ TEST_CASE("cli validate --json: cases and summary", "[cli]") {
   }
   json j = run_json("validate '" + path + "' --json");
   const json& cases = j.at("cases");
-  CHECK(cases.size() == 64);
+  CHECK(cases.size() == json::parse(dtsim::test::read_text(path)).at("cases").size());  // none skipped
   std::vector<double> abs_errs;
   for (const json& c : cases) {
     INFO(c.dump());
