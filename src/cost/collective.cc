@@ -206,25 +206,6 @@ void add_all_reduce(const Context& x, double s, const std::function<void(CollAlg
 
 }  // namespace
 
-const char* to_string(Collective op) {
-  switch (op) {
-    case Collective::all_reduce: return "all_reduce";
-    case Collective::all_gather: return "all_gather";
-    case Collective::reduce_scatter: return "reduce_scatter";
-    case Collective::all_to_all: return "all_to_all";
-    case Collective::broadcast: return "broadcast";
-    case Collective::send_recv: return "send_recv";
-  }
-  return "?";
-}
-
-std::optional<Collective> parse_collective(std::string_view name) {
-  for (Collective op : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
-                        Collective::all_to_all, Collective::broadcast, Collective::send_recv})
-    if (name == to_string(op)) return op;
-  return std::nullopt;
-}
-
 double bus_factor(Collective op, std::int64_t n) {
   double r = static_cast<double>(n);
   switch (op) {

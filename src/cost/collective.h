@@ -14,13 +14,10 @@
 
 namespace dtsim::cost {
 
-/// The collectives dtsim prices, named as nccl-tests names its binaries.
-enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
-
-/// "all_reduce", "all_gather", ... (the CLI's --op values).
-[[nodiscard]] const char* to_string(Collective op);
-/// Inverse of to_string; nullopt for an unknown name.
-[[nodiscard]] std::optional<Collective> parse_collective(std::string_view name);
+// The collective kinds and their names live with the calibration that prices them (spec).
+using spec::Collective;
+using spec::parse_collective;
+using spec::to_string;
 
 /// nccl-tests bus-bandwidth factor for `n` ranks (doc/PERFORMANCE.md "Summary"): all_reduce
 /// 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; broadcast and send_recv 1.

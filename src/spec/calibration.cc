@@ -89,6 +89,24 @@ AlgoTable read_algos(ObjectReader r) {
 
 }  // namespace
 
+const char* to_string(Collective op) {
+  switch (op) {
+    case Collective::all_reduce: return "all_reduce";
+    case Collective::all_gather: return "all_gather";
+    case Collective::reduce_scatter: return "reduce_scatter";
+    case Collective::all_to_all: return "all_to_all";
+    case Collective::broadcast: return "broadcast";
+    case Collective::send_recv: return "send_recv";
+  }
+  return "?";
+}
+
+std::optional<Collective> parse_collective(std::string_view name) {
+  for (Collective op : kCollectives)
+    if (name == to_string(op)) return op;
+  return std::nullopt;
+}
+
 const char* to_string(Protocol p) { return kProtocols[static_cast<std::size_t>(p)]; }
 const char* to_string(CollAlgo a) { return kAlgos[static_cast<std::size_t>(a)]; }
 const char* to_string(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "unfused"; }

@@ -5,6 +5,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,13 @@ struct ComputeCalibration {
   bool operator==(const ComputeCalibration&) const = default;
 };
 
+/// The collectives dtsim prices, named as nccl-tests names its binaries (all_reduce_perf, ...).
+enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
+/// Every Collective, in declaration order.
+inline constexpr std::array<Collective, 6> kCollectives = {Collective::all_reduce, Collective::all_gather,
+                                                           Collective::reduce_scatter, Collective::all_to_all,
+                                                           Collective::broadcast, Collective::send_recv};
+
 /// NCCL protocols (src/device/prims_*.h): LL (8-byte flag+data), LL128 (128-byte lines), Simple.
 enum class Protocol { ll, ll128, simple };
 /// Collective algorithms (NCCL_ALGO): ring, double binary tree, NVLink SHARP in-switch reduction.
@@ -96,6 +104,9 @@ struct Calibration {
   bool operator==(const Calibration&) const = default;
 };
 
+[[nodiscard]] const char* to_string(Collective op);
+/// Inverse of to_string(Collective); nullopt for an unknown name.
+[[nodiscard]] std::optional<Collective> parse_collective(std::string_view name);
 [[nodiscard]] const char* to_string(Protocol p);
 [[nodiscard]] const char* to_string(CollAlgo a);
 [[nodiscard]] const char* to_string(AttentionKernel k);
