@@ -70,30 +70,32 @@ struct Pass {
 };
 
 struct Context {
+  Collective op;
   const GroupShape& group;
   const spec::Cluster& cluster;
   const spec::CollectiveCalibration& cal;
   Links links;
 };
 
-const spec::ProtocolCost* entry(const spec::AlgoTable& t, CollAlgo a, Protocol p) {
-  const spec::ProtocolCost& e = t[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
+// The entry `x.op` uses on one link class (its own table first, then the shared one).
+const spec::ProtocolCost* entry(const Context& x, bool inter, CollAlgo a, Protocol p) {
+  const spec::ProtocolCost& e = x.cal.at(x.op, inter, a, p);
   return e.available ? &e : nullptr;
 }
 
 // The intra-node leg of a multi-node tree is a chain; without a tree entry it is priced as a ring.
-const spec::ProtocolCost* intra_entry(const spec::CollectiveCalibration& cal, CollAlgo a, Protocol p) {
-  const spec::ProtocolCost* e = entry(cal.intra, a, p);
-  return e != nullptr || a != CollAlgo::tree ? e : entry(cal.intra, CollAlgo::ring, p);
+const spec::ProtocolCost* intra_entry(const Context& x, CollAlgo a, Protocol p) {
+  const spec::ProtocolCost* e = entry(x, false, a, p);
+  return e != nullptr || a != CollAlgo::tree ? e : entry(x, false, CollAlgo::ring, p);
 }
 
 std::optional<Seconds> price(const Context& x, CollAlgo a, Protocol p, const Pass& pass) {
   bool multi = x.group.nodes > 1;
-  const spec::ProtocolCost* base = entry(multi ? x.cal.inter : x.cal.intra, a, p);
+  const spec::ProtocolCost* base = entry(x, multi, a, p);
   if (base == nullptr) return std::nullopt;
   Seconds t = base->base_latency, wire_intra, wire_inter;
   if (pass.intra_steps > 0 || pass.intra_bytes > 0) {
-    const spec::ProtocolCost* in = intra_entry(x.cal, a, p);
+    const spec::ProtocolCost* in = intra_entry(x, a, p);
     if (in == nullptr) return std::nullopt;
     t += in->step_latency * pass.intra_steps;
     wire_intra = Bytes(pass.intra_bytes) / (x.links.intra * in->bandwidth_efficiency);
@@ -101,7 +103,7 @@ std::optional<Seconds> price(const Context& x, CollAlgo a, Protocol p, const Pas
   if (multi && (pass.inter_steps > 0 || pass.inter_bytes > 0)) {
     Seconds step = base->step_latency;
     // tuning.cc: "With ppn=1 latencies are fully exposed, use the Tree network latency".
-    const spec::ProtocolCost* tree = entry(x.cal.inter, CollAlgo::tree, p);
+    const spec::ProtocolCost* tree = entry(x, true, CollAlgo::tree, p);
     if (x.group.ranks_per_node == 1 && tree != nullptr) step = tree->step_latency;
     t += (step + x.links.extra_hop) * pass.inter_steps;
     wire_inter = Bytes(pass.inter_bytes) / (x.links.lane * pass.lanes * base->bandwidth_efficiency);
@@ -224,7 +226,7 @@ std::vector<CollectiveEstimate> collective_candidates(Collective op, Bytes size,
                                                       const spec::CollectiveCalibration& cal) {
   std::vector<CollectiveEstimate> out;
   if (group.ranks <= 1) return out;
-  Context x{group, cluster, cal, group_links(group, cluster)};
+  Context x{op, group, cluster, cal, group_links(group, cluster)};
   auto add = [&](CollAlgo a, Protocol p, const Pass& pass) {
     if (auto t = price(x, a, p, pass)) out.push_back(make_estimate(op, size, group.ranks, *t, a, p, false));
   };

@@ -87,6 +87,22 @@ AlgoTable read_algos(ObjectReader r) {
   return t;
 }
 
+// {"all_reduce": {"intra_node": {...}, "inter_node": {...}}, ...}: each table as read_algos.
+void read_by_collective(ObjectReader r, CollectiveCalibration& c) {
+  for (Collective op : kCollectives) {
+    const char* name = to_string(op);
+    if (!r.has(name)) { r.skip(name); continue; }
+    ObjectReader o = r.object(name);
+    const char* scopes[] = {"intra_node", "inter_node"};
+    for (std::size_t s = 0; s < 2; ++s) {
+      if (o.has(scopes[s])) c.by_collective[static_cast<std::size_t>(op)][s] = read_algos(o.object(scopes[s]));
+      else o.skip(scopes[s]);
+    }
+    o.finish();
+  }
+  r.finish();
+}
+
 }  // namespace
 
 const char* to_string(Collective op) {
@@ -121,6 +137,8 @@ Calibration parse_calibration(const std::string& text, const std::string& file) 
   ObjectReader coll = r.object("collectives");
   c.collectives.intra = read_algos(coll.object("intra_node"));
   c.collectives.inter = read_algos(coll.object("inter_node"));
+  if (coll.has("by_collective")) read_by_collective(coll.object("by_collective"), c.collectives);
+  else coll.skip("by_collective");
   coll.skip("notes");
   coll.finish();
   r.skip("derivation");

@@ -85,12 +85,24 @@ struct ProtocolCost {
 /// Index [algorithm][protocol].
 using AlgoTable = std::array<std::array<ProtocolCost, 3>, 3>;
 
-/// Collective calibration for the two link classes.
+/// Collective calibration for the two link classes. NCCL's tuner keeps its latency and
+/// bandwidth tables per collective function (src/graph/tuning.cc: comm->latencies[coll][a][p]);
+/// a profile has one shared table per link class and, where a collective was measured on its
+/// own (`dtsim calibrate --nccl-tests`), that collective's entries, which take precedence.
 struct CollectiveCalibration {
   AlgoTable intra{};   ///< inside a node (NVLink/NVSwitch or PCIe)
   AlgoTable inter{};   ///< across nodes (NIC + fat tree)
+  /// [collective][0 = intra, 1 = inter]: an available entry overrides the shared one.
+  std::array<std::array<AlgoTable, 2>, kCollectives.size()> by_collective{};
+  /// The shared entry of a link class.
   [[nodiscard]] const ProtocolCost& at(bool inter_node, CollAlgo a, Protocol p) const {
     return (inter_node ? inter : intra)[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
+  }
+  /// The entry `op` uses: its own when the profile has one, else the shared one.
+  [[nodiscard]] const ProtocolCost& at(Collective op, bool inter_node, CollAlgo a, Protocol p) const {
+    const ProtocolCost& own = by_collective[static_cast<std::size_t>(op)][inter_node ? 1 : 0]
+                                           [static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
+    return own.available ? own : at(inter_node, a, p);
   }
   bool operator==(const CollectiveCalibration&) const = default;
 };

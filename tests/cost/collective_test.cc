@@ -130,6 +130,22 @@ TEST_CASE("cost::collective_time: single-node ring, worked by hand", "[cost]") {
   CHECK_THAT(ag.time.value(), WithinRel(0.017517, 1e-12));
 }
 
+TEST_CASE("cost::collective_time: a collective's own table takes precedence over the shared one", "[cost]") {
+  // all_gather gets its own intra ring Simple entry {4 us, 1 us/step, 0.25}: 4 + 7*1 us and
+  // 0.875e9 B / (0.25 * 100 GB/s) = 35 ms. all_reduce keeps the shared entry (35.024 ms as above).
+  spec::CollectiveCalibration cal = toy_calibration();
+  put(cal.by_collective[static_cast<std::size_t>(Collective::all_gather)][0], CollAlgo::ring, Protocol::simple, 4, 1,
+      0.25);
+  auto ag = cost::collective_time(Collective::all_gather, gb(1), kOneNode, toy_cluster(), cal);
+  CHECK_THAT(ag.time.value(), WithinRel(0.035011, 1e-12));
+  auto ar = cost::collective_time(Collective::all_reduce, gb(1), kOneNode, toy_cluster(), cal);
+  CHECK_THAT(ar.time.value(), WithinRel(0.035024, 1e-12));
+  // An entry the collective's table lacks falls back to the shared one: inter-node all_gather.
+  auto ag2 = cost::collective_time(Collective::all_gather, gb(1), kTwoNodes, toy_cluster(), cal);
+  auto shared = cost::collective_time(Collective::all_gather, gb(1), kTwoNodes, toy_cluster(), toy_calibration());
+  CHECK(ag2.time.value() > shared.time.value());  // its intra leg is slower (own 0.25 vs shared 0.5)
+}
+
 TEST_CASE("cost::collective_time: multi-node ring drives one NIC per local member", "[cost]") {
   // 2 nodes x 8: latency inter base 20 + (2*15 - 2) intra steps * 1 + 2 inter steps * 5 = 58 us.
   // Bus bytes 1.875e9. NVLink 0.5*100 = 50 GB/s; the node's ring traffic leaves through 8 NIC

@@ -106,6 +106,26 @@ TEST_CASE("cost::gemm_efficiency: the curve's definition and fallbacks", "[cost]
   }
 }
 
+TEST_CASE("spec::parse_calibration: per-collective tables", "[spec]") {
+  std::string own = R"("inter_node": {"ring": {"Simple": {"base_latency_us": 8, "step_latency_us": 14, "bandwidth_efficiency": 0.9}}},
+    "by_collective": {"all_gather": {"inter_node": {"ring": {"LL": {"base_latency_us": 30, "step_latency_us": 2.7, "bandwidth_efficiency": 0.4}}}}})";
+  spec::Calibration c = parse_calibration(
+      with(R"("inter_node": {"ring": {"Simple": {"base_latency_us": 8, "step_latency_us": 14, "bandwidth_efficiency": 0.9}}})", own),
+      "cal.json");
+  using spec::Collective;
+  // all_gather's own LL entry; its Simple entry and every all_reduce entry are the shared ones.
+  CHECK_THAT(c.collectives.at(Collective::all_gather, true, spec::CollAlgo::ring, spec::Protocol::ll).base_latency.value(),
+             WithinRel(30e-6, 1e-12));
+  CHECK(c.collectives.at(Collective::all_gather, true, spec::CollAlgo::ring, spec::Protocol::simple) ==
+        c.collectives.at(true, spec::CollAlgo::ring, spec::Protocol::simple));
+  CHECK_FALSE(c.collectives.at(Collective::all_reduce, true, spec::CollAlgo::ring, spec::Protocol::ll).available);
+  CHECK_THROWS_WITH(parse_calibration(with(R"("inter_node": {"ring")", R"("by_collective": {"allreduce": {}}, "inter_node": {"ring")"), "cal.json"),
+                    Equals("cal.json:/collectives/by_collective/allreduce: unknown key (expected one of: all_gather, "
+                           "all_reduce, all_to_all, broadcast, reduce_scatter, send_recv)"));
+  CHECK_THROWS_WITH(parse_calibration(with(R"("inter_node": {"ring")", R"("by_collective": {"all_reduce": {"cross_node": {}}}, "inter_node": {"ring")"), "cal.json"),
+                    Equals("cal.json:/collectives/by_collective/all_reduce/cross_node: unknown key (expected one of: inter_node, intra_node)"));
+}
+
 TEST_CASE("spec::parse_calibration: error texts name file and pointer", "[spec]") {
   CHECK_NOTHROW(parse_calibration(kProfile, "cal.json"));
   // Efficiencies are fractions of peak. (The value prints through std::to_string: 1.200000.)
