@@ -2,10 +2,13 @@
 // Shared test helpers: fixture paths and running the real dtsim binary.
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+
+#include <unistd.h>
 
 namespace dtsim::test {
 
@@ -41,6 +44,21 @@ inline std::string read_text(const std::string& path) {
   s << in.rdbuf();
   return s.str();
 }
+
+/// A scratch folder for one test process, removed with everything in it at scope exit.
+struct TempDir {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("dtsim_test_" + std::to_string(getpid()));
+  TempDir() { std::filesystem::create_directories(dir); }
+  ~TempDir() { std::filesystem::remove_all(dir); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  /// Writes `text` to dir/name and returns the path.
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  }
+};
 
 /// Result of running the dtsim binary.
 struct Run {

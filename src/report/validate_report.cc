@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/simulate_report.h"
 #include "report/table.h"
 
 namespace dtsim::report {
@@ -22,26 +23,10 @@ std::string summary_line(const std::string& name, const ErrorSummary& s) {
 
 }  // namespace
 
-std::optional<double> CaseOutcome::error_pct() const {
-  if (!predicted_s) return std::nullopt;
-  return (*predicted_s - measured_s) / measured_s * 100.0;
-}
-
-ErrorSummary summarize(const std::vector<CaseOutcome>& cases) {
-  std::vector<double> errs;
-  for (const CaseOutcome& c : cases)
-    if (auto e = c.error_pct()) errs.push_back(std::fabs(*e));
-  ErrorSummary s;
-  s.n = errs.size();
-  if (errs.empty()) return s;
-  std::sort(errs.begin(), errs.end());
-  double sum = 0;
-  for (double e : errs) sum += e;
-  s.mape = sum / static_cast<double>(errs.size());
-  std::size_t mid = errs.size() / 2;
-  s.median_abs_pct = errs.size() % 2 ? errs[mid] : (errs[mid - 1] + errs[mid]) / 2;
-  s.max_abs_pct = errs.back();
-  return s;
+std::vector<std::string> printed_assumptions(const CaseOutcome& c) {
+  std::vector<std::string> out = c.assumptions;
+  if (c.pace > 1) out.push_back(pace_text(c.pace, c.gpus, c.speed_spread, c.profile));
+  return out;
 }
 
 std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bool verbose) {
@@ -50,7 +35,7 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
   if (json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const CaseOutcome& c : cases) {
-      nlohmann::json j{{"id", c.id}, {"tier", c.tier}, {"measured_s", c.measured_s}, {"assumptions", c.assumptions},
+      nlohmann::json j{{"id", c.id}, {"tier", c.tier}, {"measured_s", c.measured_s}, {"assumptions", printed_assumptions(c)},
                        {"layout", c.layout}};
       j["predicted_s"] = c.predicted_s ? nlohmann::json(*c.predicted_s) : nlohmann::json();
       j["error_pct"] = c.error_pct() ? nlohmann::json(*c.error_pct()) : nlohmann::json();
@@ -74,7 +59,7 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
     out += "\nassumptions per case\n";
     for (const CaseOutcome& c : cases) {
       out += "  " + c.id + ": " + c.layout + "\n";
-      for (const std::string& a : c.assumptions) out += "    - " + a + "\n";
+      for (const std::string& a : printed_assumptions(c)) out += "    - " + a + "\n";
     }
   }
   return out;

@@ -15,6 +15,7 @@
 #include "helpers.h"
 
 using dtsim::test::run_dtsim;
+using dtsim::test::TempDir;
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
 using Catch::Matchers::StartsWith;
@@ -33,16 +34,6 @@ std::string fixture(const std::string& name) {
 }
 
 // A scratch directory of this process, removed at exit of the test case.
-struct TempDir {
-  fs::path dir = fs::temp_directory_path() / ("dtsim_cli_test_" + std::to_string(getpid()));
-  TempDir() { fs::create_directories(dir); }
-  ~TempDir() { fs::remove_all(dir); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir / name) << text;
-    return (dir / name).string();
-  }
-};
-
 // GPT-3 175B (Brown et al. 2020, Table 2.1) in dtsim's model format, one key replaced.
 std::string gpt3(const std::string& from = "", const std::string& to = "") {
   std::string s = R"({"name": "GPT-3 175B", "layers": 96, "hidden": 12288, "heads": 96, "kv_heads": 96,

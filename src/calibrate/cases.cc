@@ -1,0 +1,114 @@
+#include "calibrate/cases.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/errors.h"
+#include "cost/memory.h"
+#include "engine/analytical.h"
+#include "engine/simulate.h"
+#include "spec/job_rules.h"
+#include "spec/load.h"
+
+namespace dtsim::calibrate {
+namespace {
+
+std::string layout(const spec::Parallel& p, const spec::Training& t) {
+  auto n = [](std::int64_t v) { return std::to_string(v); };
+  return "tp " + n(p.tp) + " pp " + n(p.pp) + " dp " + n(p.dp) + " cp " + n(p.cp) + " ep " + n(p.ep) + " vp " +
+         n(p.vp) + " zero " + std::to_string(p.zero_stage) + (p.sequence_parallel ? " sp" : "") + " mbs " +
+         n(t.micro_batch) + " gbs " + n(t.global_batch) + " seq " + n(t.seq_len) + " " +
+         spec::to_string(t.precision) + " recompute " + spec::to_string(t.recompute);
+}
+
+// Least recomputation that fits, as the README's rule for recompute: null says.
+void pick_recompute(spec::ResolvedCase& rc, const spec::Cluster& c, spec::AttentionKernel attn) {
+  for (auto r : {spec::Recompute::none, spec::Recompute::selective, spec::Recompute::full}) {
+    rc.train.recompute = r;
+    if (cost::estimate_memory(rc.model, c, rc.par, rc.train, attn).fits()) break;
+  }
+  rc.assumptions.push_back(std::string("recompute -> ") + spec::to_string(rc.train.recompute));
+}
+
+void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string& file,
+             const std::optional<spec::Calibration>& profile) {
+  p.resolved = spec::resolve_case(vc, file);
+  spec::ResolvedCase& rc = p.resolved;
+  p.cluster = spec::load_cluster(vc.cluster, file + ":" + vc.pointer + "/cluster");
+  if (p.cluster.gpus_per_node != vc.gpus_per_node)
+    throw SpecError(file + ":" + vc.pointer + "/gpus_per_node", "expected " + std::to_string(p.cluster.gpus_per_node) +
+                                                                    " (the " + p.cluster.name + " preset), got " +
+                                                                    std::to_string(vc.gpus_per_node));
+  p.calibration = profile ? *profile : spec::load_calibration(p.cluster.calibration, file + ":" + vc.pointer + "/cluster");
+  const spec::Calibration& cal = p.calibration;
+  rc.train.grad_dtype = cal.software.fp32_grads ? spec::Dtype::fp32
+                        : rc.train.precision == spec::Dtype::fp16 ? spec::Dtype::fp16 : spec::Dtype::bf16;
+  if (rc.auto_recompute) pick_recompute(rc, p.cluster, cal.software.attention);
+  spec::FieldNamer namer = [&](const std::string& f) {
+    std::string section = (f == "gbs" || f == "seq" || f == "precision" || f == "mbs") ? "/training/" : "/parallel/";
+    return file + ":" + vc.pointer + section + f;
+  };
+  spec::check_job(rc.model, p.cluster, vc.gpus, rc.par, rc.train, namer);
+  p.outcome.assumptions = rc.assumptions;
+  p.outcome.layout = layout(rc.par, rc.train);
+  auto mem = cost::estimate_memory(rc.model, p.cluster, rc.par, rc.train, cal.software.attention);
+  p.outcome.peak_gib = to_gib(mem.peak().total());
+  p.outcome.fits = mem.fits();
+  if (!p.outcome.fits) p.outcome.assumptions.push_back("predicted memory exceeds capacity; simulated anyway");
+}
+
+}  // namespace
+
+std::optional<double> CaseOutcome::error_pct() const {
+  if (!predicted_s) return std::nullopt;
+  return (*predicted_s - measured_s) / measured_s * 100.0;
+}
+
+ErrorSummary summarize(const std::vector<CaseOutcome>& cases) {
+  std::vector<double> errs;
+  for (const CaseOutcome& c : cases)
+    if (auto e = c.error_pct()) errs.push_back(std::fabs(*e));
+  ErrorSummary s;
+  s.n = errs.size();
+  if (errs.empty()) return s;
+  std::sort(errs.begin(), errs.end());
+  double sum = 0;
+  for (double e : errs) sum += e;
+  s.mape = sum / static_cast<double>(errs.size());
+  std::size_t mid = errs.size() / 2;
+  s.median_abs_pct = errs.size() % 2 ? errs[mid] : (errs[mid - 1] + errs[mid]) / 2;
+  s.max_abs_pct = errs.back();
+  return s;
+}
+
+PreparedCase prepare_case(const spec::ValidationCase& vc, const std::string& file,
+                          const std::optional<spec::Calibration>& profile) {
+  PreparedCase p;
+  p.outcome = {.id = vc.id, .tier = vc.tier, .measured_s = vc.measured_s};
+  p.gpus = vc.gpus;
+  p.outcome.gpus = vc.gpus;
+  try {
+    prepare(p, vc, file, profile);
+  } catch (const SpecError& e) {
+    p.outcome.failure = e.what();
+  }
+  return p;
+}
+
+CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal) {
+  CaseOutcome out = p.outcome;
+  if (!p.runnable()) return out;
+  const spec::ResolvedCase& rc = p.resolved;
+  schedule::StepSpec s{&rc.model, &p.cluster, rc.par, rc.train, &cal, p.calibration.software};
+  engine::AnalyticalNetwork net(p.cluster, rc.par, cal.collectives);
+  engine::StepResult r = engine::simulate_step(s, net).result;
+  out.predicted_s = r.step_time.value();
+  out.pace = r.pace;
+  out.speed_spread = cal.compute.speed_spread;
+  out.profile = cal.name;
+  return out;
+}
+
+CaseOutcome simulate_case(const PreparedCase& p) { return simulate_case(p, p.calibration); }
+
+}  // namespace dtsim::calibrate

@@ -1,0 +1,65 @@
+#pragma once
+// Measured runs (dtsim-validation-cases/1) turned into simulations: what `dtsim validate`
+// reports and what `dtsim calibrate --steps` fits a profile to.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/calibration.h"
+#include "spec/cluster.h"
+#include "spec/validation_file.h"
+
+namespace dtsim::calibrate {
+
+/// One case's outcome: a prediction, or the reason there is none.
+struct CaseOutcome {
+  std::string id;
+  std::string tier;
+  double measured_s = 0;
+  std::optional<double> predicted_s;
+  std::string failure;                  ///< why no prediction (invalid config, does not fit)
+  std::vector<std::string> assumptions;
+  std::string layout;                   ///< "tp 8 pp 16 dp 8 ..." as simulated
+  std::optional<double> peak_gib;
+  bool fits = true;
+  double pace = 1;                      ///< kernel-time multiplier of the slowest GPU (engine::StepResult::pace)
+  std::int64_t gpus = 0;
+  double speed_spread = 0;              ///< of the profile simulated with
+  std::string profile;                  ///< its name
+  [[nodiscard]] std::optional<double> error_pct() const;  ///< (predicted - measured) / measured * 100
+};
+
+/// Summary statistics over cases with a prediction.
+struct ErrorSummary {
+  std::size_t n = 0;
+  double mape = 0, median_abs_pct = 0, max_abs_pct = 0;
+};
+
+/// Mean, median and max of |error| over `cases` (those with a prediction).
+[[nodiscard]] ErrorSummary summarize(const std::vector<CaseOutcome>& cases);
+
+/// A case resolved once (specs, cluster, profile, recompute chosen), ready to simulate with
+/// any profile that keeps its software section.
+struct PreparedCase {
+  CaseOutcome outcome;        ///< everything but the prediction; `failure` set when it cannot run
+  spec::ResolvedCase resolved;
+  spec::Cluster cluster;
+  spec::Calibration calibration;  ///< the cluster's profile, or the one given to prepare_case
+  std::int64_t gpus = 0;
+  [[nodiscard]] bool runnable() const { return outcome.failure.empty(); }
+};
+
+/// Resolves `vc` (nulls by the validation README's rules, architecture by activation), loads its
+/// cluster and the cluster's profile (or uses `profile`), checks the layout, and picks the least
+/// recompute that fits when the case leaves it open. Bad input is recorded as the outcome's
+/// failure, never thrown: a case is reported, not skipped.
+[[nodiscard]] PreparedCase prepare_case(const spec::ValidationCase& vc, const std::string& file,
+                                        const std::optional<spec::Calibration>& profile = std::nullopt);
+
+/// The prepared case simulated with `cal`'s compute and collective fields (the software
+/// section stays the one it was prepared with). Unrunnable cases come back as prepared.
+[[nodiscard]] CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal);
+/// simulate_case with the case's own profile.
+[[nodiscard]] CaseOutcome simulate_case(const PreparedCase& p);
+
+}  // namespace dtsim::calibrate
