@@ -3,7 +3,9 @@
 # Idempotent: runs `apt-get update` only when something has to be installed.
 set -euo pipefail
 
-packages=(g++ cmake make pkg-config nlohmann-json3-dev libcli11-dev catch2 libsimgrid-dev python3)
+# libopenmpi-dev and openmpi-bin: dtsim-bench nccl's MPI launcher (built only where CMake finds MPI).
+packages=(g++ cmake make pkg-config nlohmann-json3-dev libcli11-dev catch2 libsimgrid-dev python3 libopenmpi-dev
+          openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,5 +1,6 @@
 // dtsim-bench: measures what a calibration profile's compute section describes, on the GPU it
-// runs on. `dtsim calibrate --bench FILE` fits a profile from its --json output.
+// runs on (`dtsim calibrate --bench FILE` fits a profile from its --json output), and NCCL
+// collectives as nccl-tests does (the nccl subcommand, where NCCL was found at build time).
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -10,6 +11,10 @@
 #include "copy.h"
 #include "device.h"
 #include "gemm.h"
+#ifdef DTSIM_BENCH_HAVE_NCCL
+#include "nccl_bench.h"
+#include "nccl_options.h"
+#endif
 
 namespace {
 
@@ -42,10 +47,18 @@ void print_copy(const json& dev, const json& c) {
 
 json envelope(const json& dev) { return {{"schema", "dtsim-bench/1"}, {"device", dev}}; }
 
+#ifdef DTSIM_BENCH_HAVE_NCCL
+#ifdef DTSIM_BENCH_HAVE_MPI
+constexpr bool kHaveMpi = true;  // the mpi launcher is compiled in (CMake found MPI)
+#else
+constexpr bool kHaveMpi = false;
+#endif
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"dtsim-bench: GEMM and HBM microbenchmarks for dtsim calibration profiles"};
+  CLI::App app{"dtsim-bench: GEMM, HBM and NCCL microbenchmarks for dtsim calibration profiles"};
   app.require_subcommand(1);
 
   dtsim::bench::GemmOptions gopt;
@@ -73,6 +86,12 @@ int main(int argc, char** argv) {
   copy->add_option("--seconds", copy_seconds, "Measured seconds per size")->check(CLI::Range(0.01, 600.0));
   copy->add_flag("--json", copy_json, "Print one JSON object");
 
+#ifdef DTSIM_BENCH_HAVE_NCCL
+  dtsim::bench::NcclArgs nccl_args;
+  CLI::App* nccl = app.add_subcommand("nccl", "NCCL collectives over a size sweep, measured and printed as nccl-tests");
+  dtsim::bench::add_nccl_options(*nccl, nccl_args);
+#endif
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -86,6 +105,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+#ifdef DTSIM_BENCH_HAVE_NCCL
+    if (nccl->parsed())  // flags checked (exit 2) before any device call
+      return dtsim::bench::run_nccl_command(
+          dtsim::bench::resolve_nccl_options(nccl_args, dtsim::bench::process_env(), kHaveMpi));
+#endif
     // One JSON object (the envelope plus this run's section) or the text table.
     auto emit = [](const char* key, const json& section, bool as_json, void (*print)(const json&, const json&),
                    const json& dev) {
