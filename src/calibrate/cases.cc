@@ -96,17 +96,29 @@ PreparedCase prepare_case(const spec::ValidationCase& vc, const std::string& fil
 }
 
 CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal) {
+  engine::Workspace ws;
+  return simulate_case(p, cal, ws);
+}
+
+CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal, engine::Workspace& ws) {
   CaseOutcome out = p.outcome;
   if (!p.runnable()) return out;
   const spec::ResolvedCase& rc = p.resolved;
   schedule::StepSpec s{&rc.model, &p.cluster, rc.par, rc.train, &cal, p.calibration.software};
   engine::AnalyticalNetwork net(p.cluster, rc.par, cal.collectives);
-  engine::StepResult r = engine::simulate_step(s, net).result;
+  engine::StepResult r = engine::simulate_into(s, net, ws);
   out.predicted_s = r.step_time.value();
   out.pace = r.pace;
   out.speed_spread = cal.compute.speed_spread;
   out.profile = cal.name;
   return out;
+}
+
+double estimate_case(const PreparedCase& p, const spec::Calibration& cal, engine::Workspace& ws) {
+  const spec::ResolvedCase& rc = p.resolved;
+  schedule::StepSpec s{&rc.model, &p.cluster, rc.par, rc.train, &cal, p.calibration.software};
+  engine::AnalyticalNetwork net(p.cluster, rc.par, cal.collectives);
+  return engine::estimate_step(s, net, 0, ws).step_time.value();
 }
 
 CaseOutcome simulate_case(const PreparedCase& p) { return simulate_case(p, p.calibration); }

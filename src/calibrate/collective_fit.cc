@@ -76,8 +76,11 @@ class ScopeProblem {
     std::set<std::pair<std::int64_t, std::int64_t>> shapes;
     for (const Point& p : pts_) shapes.insert({p.shape.ranks, p.shape.ranks_per_node});
     fit_steps_ = shapes.size() > 1;
+    // Start from (and pull towards) the shared table, not an earlier fit of this collective:
+    // refitting a fitted profile to the same data then gives the same profile.
     for (Entry e : entries_) {
-      spec::ProtocolCost b = cal_.at(op_, inter_, e.algo, e.protocol);
+      const spec::ProtocolCost& shared = cal_.at(inter_, e.algo, e.protocol);
+      spec::ProtocolCost b = shared.available ? shared : cal_.at(op_, inter_, e.algo, e.protocol);
       base_.push_back(b);
       prior_.push_back(std::log(b.base_latency.value()));
       prior_.push_back(std::log(b.bandwidth_efficiency));

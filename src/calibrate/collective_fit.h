@@ -60,13 +60,14 @@ struct CollectiveFit {
 /// Weight of the pull of each log-parameter towards the base profile's value, relative to one
 /// sample's squared log residual: small, so the data decide every entry they can see, and an
 /// entry that never wins keeps its base value.
-inline constexpr double kPriorWeight = 0.01;
+inline constexpr double kPriorWeight = 1e-4;
 
 /// Fits the tables of every (collective, link class) the samples cover, one-node classes first
 /// (the multi-node fits then see the fitted NVLink side). Free per entry the collective can use:
 /// ln(base_latency) and ln(bandwidth_efficiency) (at most 1); the entries' step latencies scale
 /// by one fitted factor only when the samples hold two or more group shapes (on one shape they
-/// are indistinguishable from the base latency). Starts from the base profile, assigns each
+/// are indistinguishable from the base latency). Starts from the base profile's shared table
+/// (not an earlier fit of the same collective, so a refit reproduces itself), assigns each
 /// sample to the entry that wins it and fits each entry to its samples, repeats, then refines
 /// all together with Nelder-Mead. Fitted values are rounded to 3 significant digits, as the
 /// profile stores them, and the reported times use the rounded values. Throws SpecError naming

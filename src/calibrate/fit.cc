@@ -133,8 +133,8 @@ Fitted fit_bench_files(const std::vector<spec::BenchFile>& files, const spec::Gp
   return out;
 }
 
-spec::ComputePatch compute_patch(const Fitted& f) {
-  spec::ComputePatch p;
+spec::ProfilePatch compute_patch(const Fitted& f) {
+  spec::ProfilePatch p;
   for (const auto& [sweep, fit] : f.gemm) p.gemm.emplace_back(sweep.dtype, rounded(fit.curve));
   if (f.memory_efficiency) p.memory_efficiency = rounded_efficiency(*f.memory_efficiency);
   return p;

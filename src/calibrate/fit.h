@@ -52,6 +52,6 @@ struct Fitted {
                                      const std::string& flag);
 
 /// The profile fields of `f`, rounded, to patch into a profile (spec::patched_profile_text).
-[[nodiscard]] spec::ComputePatch compute_patch(const Fitted& f);
+[[nodiscard]] spec::ProfilePatch compute_patch(const Fitted& f);
 
 }  // namespace dtsim::calibrate

@@ -2,6 +2,7 @@
 // of one collective on a flat communicator, by message size.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -10,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibrate/nccl_tests.h"
+#include "calibrate/samples.h"
 #include "cli/commands.h"
 #include "core/errors.h"
 #include "cost/collective.h"
@@ -26,6 +29,7 @@ struct CollectiveArgs {
   std::string cluster, op, calibration, min_bytes = "8", max_bytes = "8G";
   std::int64_t gpus = 0;
   std::int64_t ranks_per_node = 0;
+  std::string nccl_tests;
   bool json = false;
 };
 
@@ -109,7 +113,69 @@ std::string render_text(const CollectiveArgs& a, cost::Collective op, const topo
   return out + t.render();
 }
 
+// |predicted / measured busbw - 1| median over the samples of at least 1 MiB (0 when none).
+double median_error(const std::vector<calibrate::CollectiveSample>& m, const std::vector<Row>& rows) {
+  std::vector<double> e;
+  for (std::size_t i = 0; i < m.size(); ++i)
+    if (m[i].bytes >= (1 << 20)) e.push_back(std::fabs(m[i].time.value() / rows[i].est.time.value() - 1));
+  if (e.empty()) return 0;
+  std::sort(e.begin(), e.end());
+  std::size_t h = e.size() / 2;
+  return e.size() % 2 ? e[h] : 0.5 * (e[h - 1] + e[h]);
+}
+
+// --nccl-tests LOG: the log's collective, communicator and sizes, measured beside predicted.
+int compare(CollectiveArgs a) {
+  calibrate::NcclTestsHints h;
+  if (!a.op.empty()) h.collective = cost::parse_collective(a.op);
+  if (!a.op.empty() && !h.collective) throw SpecError("--op", "expected a collective name, got \"" + a.op + "\"");
+  if (a.gpus > 0) h.ranks = a.gpus;
+  if (a.ranks_per_node > 0) h.gpus_per_node = a.ranks_per_node;
+  calibrate::NcclTestsLog log = calibrate::load_nccl_tests(a.nccl_tests, h);
+  std::vector<calibrate::CollectiveSample> m = calibrate::samples_from_log(log, "--nccl-tests");
+  spec::Cluster c = spec::load_cluster(a.cluster);
+  if (a.calibration.empty()) a.calibration = c.calibration;
+  spec::Calibration cal = spec::load_calibration(a.calibration);
+  a.gpus = log.ranks;
+  a.ranks_per_node = *log.ranks_per_node;
+  topology::GroupShape g = communicator(c, a);
+  std::vector<Row> rows;
+  for (const auto& x : m)
+    rows.push_back({static_cast<std::int64_t>(x.bytes), cost::collective_time(x.op, Bytes(x.bytes), g, c, cal.collectives)});
+  double med = median_error(m, rows);
+  if (a.json) {
+    nlohmann::json j = nlohmann::json::parse(render_json(a, log.collective, g, rows));
+    j["nccl_tests"] = a.nccl_tests;
+    j["median_abs_busbw_error_pct"] = 100 * med;
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      j["rows"][i]["measured_us"] = to_us(m[i].time);
+      j["rows"][i]["measured_busbw_GBps"] = calibrate::bus_bandwidth(m[i], m[i].time) / 1e9;
+      j["rows"][i]["error_pct"] = 100 * (m[i].time.value() / rows[i].est.time.value() - 1);
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::string out = std::string("# ") + cost::to_string(log.collective) + " on " + a.cluster + " (calibration " +
+                    a.calibration + "): " + std::to_string(a.gpus) + " GPUs, " + std::to_string(g.ranks_per_node) +
+                    " per node, " + std::to_string(g.nodes) + (g.nodes == 1 ? " node" : " nodes") + ", against " +
+                    a.nccl_tests + "\n# measured time: geometric mean of out-of-place and in-place; error = "
+                    "predicted / measured busbw - 1\n";
+  report::Table t({"size_B", "measured_us", "busbw", "predicted_us", "pred_busbw", "error", "algorithm", "protocol"});
+  for (std::size_t i = 0; i < m.size(); ++i)
+    t.add({std::to_string(rows[i].bytes), report::fixed(to_us(m[i].time), 2),
+           report::fixed(calibrate::bus_bandwidth(m[i], m[i].time) / 1e9, 2), report::fixed(to_us(rows[i].est.time), 2),
+           report::fixed(to_gbytes_per_s(rows[i].est.bus_bandwidth), 2),
+           report::fixed(100 * (m[i].time.value() / rows[i].est.time.value() - 1), 1) + "%",
+           algorithm_name(log.collective, rows[i].est), protocol_name(rows[i].est)});
+  std::cout << out << t.render() << "median |busbw error| over sizes >= 1 MiB: " << report::fixed(100 * med, 1)
+            << "%\n";
+  return 0;
+}
+
 int run(CollectiveArgs a) {
+  if (!a.nccl_tests.empty()) return compare(a);
+  if (a.op.empty()) throw SpecError("--op", "expected a collective (or --nccl-tests LOG), got none");
+  if (a.gpus == 0) throw SpecError("--gpus", "expected the ranks in the communicator (or --nccl-tests LOG), got none");
   std::optional<cost::Collective> op = cost::parse_collective(a.op);
   if (!op)
     throw SpecError("--op", "expected one of all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, "
@@ -135,13 +201,16 @@ void add_collective(CLI::App& app, Action& action) {
   auto args = std::make_shared<CollectiveArgs>();
   CLI::App* cmd = app.add_subcommand("collective", "Predicted time and bus bandwidth of an NCCL collective by size");
   cmd->add_option("--cluster", args->cluster, "Preset name (topologies/NAME.json) or file")->required();
-  cmd->add_option("--op", args->op, "all_reduce|all_gather|reduce_scatter|all_to_all|broadcast|send_recv")->required();
-  cmd->add_option("--gpus", args->gpus, "Ranks in the communicator")->required()->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--op", args->op, "all_reduce|all_gather|reduce_scatter|all_to_all|broadcast|send_recv");
+  cmd->add_option("--gpus", args->gpus, "Ranks in the communicator")->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--ranks-per-node", args->ranks_per_node, "Ranks per node (default: fill nodes)")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--min-bytes", args->min_bytes, "Smallest size, 8 or with K/M/G (2^10/2^20/2^30) (default 8)");
   cmd->add_option("--max-bytes", args->max_bytes, "Largest size; sizes double from --min-bytes (default 8G)");
   cmd->add_option("--calibration", args->calibration, "Calibration profile (default: the cluster's)");
+  cmd->add_option("--nccl-tests", args->nccl_tests,
+                  "Compare with this nccl-tests output: its collective, ranks and sizes (--op, --gpus, "
+                  "--ranks-per-node supply what it does not say)");
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->callback([args, &action] { action = [args] { return run(*args); }; });
 }

@@ -8,7 +8,7 @@ namespace dtsim::report {
 namespace {
 
 nlohmann::json profile_compute(const calibrate::Fitted& f) {
-  spec::ComputePatch patch = calibrate::compute_patch(f);
+  spec::ProfilePatch patch = calibrate::compute_patch(f);
   nlohmann::json p;
   for (const auto& [dtype, c] : patch.gemm)
     p["gemm"][spec::to_string(dtype)] = {{"max_efficiency", c.max_efficiency}, {"mn_half", c.mn_half},

@@ -59,6 +59,62 @@ std::vector<CopyPoint> read_copy(ObjectReader r) {
   return out;
 }
 
+// A timing cell {time_us, algbw_GBps, busbw_GBps, wrong}: the time, refused when the data
+// check found wrong elements (the run measured something broken).
+double read_timing(ObjectReader r) {
+  double t = r.positive("time_us");
+  if (std::int64_t wrong = r.optional_integer("wrong", 0, std::int64_t{1} << 62).value_or(0); wrong != 0)
+    r.fail("wrong", "expected 0 wrong elements (a sweep whose data check failed is not a measurement), got " +
+                        std::to_string(wrong));
+  r.skip("algbw_GBps");
+  r.skip("busbw_GBps");
+  r.finish();
+  return t;
+}
+
+NcclSweep read_sweep(ObjectReader r) {
+  NcclSweep s;
+  s.collective = kCollectives[r.choice("collective", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+                                                       "broadcast", "send_recv"})];
+  r.skip("redop");
+  r.skip("root");
+  const nlohmann::json& results = r.array("results");
+  r.finish();
+  if (results.empty()) r.fail("results", "expected at least one measured size, got an empty array");
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    ObjectReader p(results[i], r.file(), r.pointer("results") + "/" + std::to_string(i));
+    NcclPoint pt{.size_bytes = p.integer("size_bytes", 1, std::int64_t{1} << 50)};
+    p.skip("count");
+    pt.out_of_place_us = read_timing(p.object("out_of_place"));
+    if (p.has("in_place")) pt.in_place_us = read_timing(p.object("in_place"));
+    else p.skip("in_place");
+    p.finish();
+    s.points.push_back(pt);
+  }
+  return s;
+}
+
+NcclRun read_nccl(ObjectReader r) {
+  NcclRun n;
+  n.version = r.string("version");
+  n.ranks = r.integer("ranks", 1, std::int64_t{1} << 24);
+  if (!r.has("ranks_per_node"))
+    r.fail("ranks_per_node", "expected the same number of ranks on every node (dtsim prices flat communicators), "
+                             "got null (nodes with different rank counts)");
+  n.ranks_per_node = r.integer("ranks_per_node", 1, n.ranks);
+  std::int64_t nodes = r.integer("nodes", 1, n.ranks);
+  if (nodes * n.ranks_per_node != n.ranks)
+    r.fail("nodes", "expected ranks / ranks_per_node = " + std::to_string(n.ranks / n.ranks_per_node) + ", got " +
+                        std::to_string(nodes));
+  for (const char* k : {"launcher", "hosts", "dtype", "warmup_iters", "iters", "check"}) r.skip(k);
+  const nlohmann::json& sweeps = r.array("sweeps");
+  r.finish();
+  if (sweeps.empty()) r.fail("sweeps", "expected at least one collective's sweep, got an empty array");
+  for (std::size_t i = 0; i < sweeps.size(); ++i)
+    n.sweeps.push_back(read_sweep(ObjectReader(sweeps[i], r.file(), r.pointer("sweeps") + "/" + std::to_string(i))));
+  return n;
+}
+
 }  // namespace
 
 BenchFile parse_bench_file(const std::string& text, const std::string& file) {
@@ -71,8 +127,11 @@ BenchFile parse_bench_file(const std::string& text, const std::string& file) {
   else r.skip("gemm");
   if (r.has("copy")) f.copy = read_copy(r.object("copy"));
   else r.skip("copy");
+  if (r.has("nccl")) f.nccl = read_nccl(r.object("nccl"));
+  else r.skip("nccl");
   r.finish();
-  if (!f.gemm && f.copy.empty()) r.fail("gemm", "expected a \"gemm\" or a \"copy\" sweep, got neither");
+  if (!f.gemm && f.copy.empty() && !f.nccl)
+    r.fail("gemm", "expected a \"gemm\", \"copy\" or \"nccl\" sweep, got none");
   return f;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "spec/calibration.h"
 #include "spec/gpu.h"
 
 namespace dtsim::spec {
@@ -27,12 +28,33 @@ struct CopyPoint {
   double gb_per_s = 0;
 };
 
+/// One size of a `dtsim-bench nccl` sweep: the slowest rank's mean time, out-of-place and in-place.
+struct NcclPoint {
+  std::int64_t size_bytes = 0;    ///< nccl-tests' size column
+  double out_of_place_us = 0;
+  std::optional<double> in_place_us;
+};
+
+/// One collective's sweep.
+struct NcclSweep {
+  Collective collective = Collective::all_reduce;
+  std::vector<NcclPoint> points;
+};
+
+/// A `dtsim-bench nccl` run: one communicator, one sweep per collective.
+struct NcclRun {
+  std::int64_t ranks = 0, ranks_per_node = 0;
+  std::string version;            ///< NCCL's, e.g. "2.28.9"
+  std::vector<NcclSweep> sweeps;
+};
+
 struct BenchFile {
   std::string path;
   std::string device;             ///< the GPU's name as the driver reports it
   std::int64_t sm_count = 0;
   std::optional<GemmSweep> gemm;
   std::vector<CopyPoint> copy;    ///< empty when the file holds no copy sweep
+  std::optional<NcclRun> nccl;
 };
 
 /// Parses a dtsim-bench file; throws SpecError (file + JSON pointer) on a malformed one.

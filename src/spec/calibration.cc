@@ -1,5 +1,8 @@
 #include "spec/calibration.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "core/errors.h"
 #include "spec/json_reader.h"
 #include "spec/load.h"
@@ -103,6 +106,28 @@ void read_by_collective(ObjectReader r, CollectiveCalibration& c) {
   r.finish();
 }
 
+// `v` to 9 significant digits: undoes the noise of unit conversions (13.6 us stored as seconds
+// comes back as 13.600000000000001) so profiles print the numbers that were fitted.
+double tidy(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return std::strtod(buf, nullptr);
+}
+
+// A table as the profile writes it (the inverse of read_algos), available entries only.
+nlohmann::ordered_json table_json(const AlgoTable& t) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (std::size_t a = 0; a < 3; ++a)
+    for (std::size_t p = 0; p < 3; ++p) {
+      const ProtocolCost& e = t[a][p];
+      if (!e.available) continue;
+      out[kAlgos[a]][kProtocols[p]] = {{"base_latency_us", tidy(to_us(e.base_latency))},
+                                       {"step_latency_us", tidy(to_us(e.step_latency))},
+                                       {"bandwidth_efficiency", tidy(e.bandwidth_efficiency)}};
+    }
+  return out;
+}
+
 }  // namespace
 
 const char* to_string(Collective op) {
@@ -151,7 +176,7 @@ Calibration load_calibration(const std::string& name_or_path, const std::string&
   return load_spec("calibration", name_or_path, flag, parse_calibration);
 }
 
-std::string patched_profile_text(const std::string& name_or_path, const ComputePatch& patch, const std::string& name,
+std::string patched_profile_text(const std::string& name_or_path, const ProfilePatch& patch, const std::string& name,
                                  const std::string& flag) {
   std::string path = resolve_preset("calibration", name_or_path, flag);
   std::string text = read_spec_text(path);
@@ -163,10 +188,54 @@ std::string patched_profile_text(const std::string& name_or_path, const ComputeP
   for (const auto& [dtype, curve] : patch.gemm)
     j["compute"]["gemm"][to_string(dtype)] = {
         {"max_efficiency", curve.max_efficiency}, {"mn_half", curve.mn_half}, {"k_half", curve.k_half}};
-  if (patch.memory_efficiency) j["compute"]["memory_efficiency"] = *patch.memory_efficiency;
+  auto set = [&](const char* key, const std::optional<double>& v) {
+    if (v) j["compute"][key] = *v;
+  };
+  set("memory_efficiency", patch.memory_efficiency);
+  set("flash_fwd_efficiency", patch.flash_fwd_efficiency);
+  set("flash_bwd_efficiency", patch.flash_bwd_efficiency);
+  set("kernel_overhead_us", patch.kernel_overhead_us);
+  set("overlap_slowdown", patch.overlap_slowdown);
+  for (const auto& [op, inter, table] : patch.collective_tables)
+    j["collectives"]["by_collective"][to_string(op)][inter ? "inter_node" : "intra_node"] = table_json(table);
   std::string out = j.dump(2) + "\n";
   (void)parse_calibration(out, name + " (patched " + path + ")");
   return out;
+}
+
+Calibration apply_patch(Calibration c, const ProfilePatch& patch) {
+  for (const auto& [dtype, curve] : patch.gemm) c.compute.gemm[static_cast<std::size_t>(dtype)] = curve;
+  auto set = [](double& field, const std::optional<double>& v) {
+    if (v) field = *v;
+  };
+  set(c.compute.memory_efficiency, patch.memory_efficiency);
+  set(c.compute.flash_fwd_efficiency, patch.flash_fwd_efficiency);
+  set(c.compute.flash_bwd_efficiency, patch.flash_bwd_efficiency);
+  set(c.compute.overlap_slowdown, patch.overlap_slowdown);
+  if (patch.kernel_overhead_us) c.compute.kernel_overhead = us(*patch.kernel_overhead_us);
+  for (const auto& [op, inter, table] : patch.collective_tables)
+    c.collectives.by_collective[static_cast<std::size_t>(op)][inter ? 1 : 0] = table;
+  return c;
+}
+
+ProfilePatch profile_patch(const Calibration& base, const Calibration& now) {
+  ProfilePatch p;
+  const ComputeCalibration &b = base.compute, &n = now.compute;
+  for (std::size_t i = 0; i < n.gemm.size(); ++i)
+    if (n.gemm[i] != b.gemm[i]) p.gemm.emplace_back(static_cast<Dtype>(i), n.gemm[i]);
+  auto diff = [](double was, double is) { return was != is ? std::optional<double>(is) : std::nullopt; };
+  p.memory_efficiency = diff(b.memory_efficiency, n.memory_efficiency);
+  p.flash_fwd_efficiency = diff(b.flash_fwd_efficiency, n.flash_fwd_efficiency);
+  p.flash_bwd_efficiency = diff(b.flash_bwd_efficiency, n.flash_bwd_efficiency);
+  p.overlap_slowdown = diff(b.overlap_slowdown, n.overlap_slowdown);
+  if (n.kernel_overhead != b.kernel_overhead) p.kernel_overhead_us = tidy(to_us(n.kernel_overhead));
+  for (Collective op : kCollectives)
+    for (bool inter : {false, true}) {
+      const AlgoTable& t = now.collectives.by_collective[static_cast<std::size_t>(op)][inter ? 1 : 0];
+      if (t != base.collectives.by_collective[static_cast<std::size_t>(op)][inter ? 1 : 0])
+        p.collective_tables.emplace_back(op, inter, t);
+    }
+  return p;
 }
 
 }  // namespace dtsim::spec

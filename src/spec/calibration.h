@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -129,16 +130,26 @@ struct Calibration {
 [[nodiscard]] Calibration load_calibration(const std::string& name_or_path,
                                            const std::string& flag = "--calibration");
 
-/// Compute fields measured on a cluster, to write into a profile.
-struct ComputePatch {
+/// Fields measured or fitted on a cluster, to write into a profile. Unset fields keep the base's.
+struct ProfilePatch {
   std::vector<std::pair<Dtype, GemmCurve>> gemm;  ///< curves replacing (or adding) these dtypes
   std::optional<double> memory_efficiency;
+  std::optional<double> flash_fwd_efficiency, flash_bwd_efficiency;
+  std::optional<double> kernel_overhead_us, overlap_slowdown;
+  /// Tables written under collectives.by_collective.<op>.<intra_node|inter_node>, replacing
+  /// what the base has there: (collective, inter_node, table; unavailable entries are left out).
+  std::vector<std::tuple<Collective, bool, AlgoTable>> collective_tables;
   std::string derivation;                         ///< replaces "derivation" when not empty
 };
 
+/// `c` with `patch`'s fields written in (what the printed profile will hold).
+[[nodiscard]] Calibration apply_patch(Calibration c, const ProfilePatch& patch);
+/// The fields in which `now` differs from `base`, as a patch of `base` (collective tables whole).
+[[nodiscard]] ProfilePatch profile_patch(const Calibration& base, const Calibration& now);
+
 /// The profile `name_or_path` (validated as load_calibration does) as JSON text with `patch`
 /// applied and renamed `name`; every other field kept as written. The result parses as a profile.
-[[nodiscard]] std::string patched_profile_text(const std::string& name_or_path, const ComputePatch& patch,
+[[nodiscard]] std::string patched_profile_text(const std::string& name_or_path, const ProfilePatch& patch,
                                                const std::string& name, const std::string& flag = "--profile");
 
 }  // namespace dtsim::spec

@@ -12,10 +12,13 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "cli/cli_helpers.h"
 #include "helpers.h"
 
 using dtsim::test::run_dtsim;
 using dtsim::test::TempDir;
+using dtsim::test::check_bad;
+using dtsim::test::run_json;
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
 using Catch::Matchers::StartsWith;
@@ -33,7 +36,6 @@ std::string fixture(const std::string& name) {
   return "'" + dtsim::test::source_path("tests/fixtures/hf/" + name + "/config.json") + "'";
 }
 
-// A scratch directory of this process, removed at exit of the test case.
 // GPT-3 175B (Brown et al. 2020, Table 2.1) in dtsim's model format, one key replaced.
 std::string gpt3(const std::string& from = "", const std::string& to = "") {
   std::string s = R"({"name": "GPT-3 175B", "layers": 96, "hidden": 12288, "heads": 96, "kv_heads": 96,
@@ -41,25 +43,6 @@ std::string gpt3(const std::string& from = "", const std::string& to = "") {
     "max_position": 2048, "tied_embeddings": true, "norm": "layernorm", "linear_bias": "all"})";
   if (!from.empty()) s.replace(s.find(from), from.size(), to);
   return s;
-}
-
-json run_json(const std::string& args) {
-  auto r = run_dtsim(args);
-  INFO("dtsim " << args << "\nstderr: " << r.err);
-  REQUIRE(r.status == 0);
-  REQUIRE(r.err.empty());
-  return json::parse(r.out);  // throws unless stdout is exactly one JSON document
-}
-
-// Bad input: status 2, nothing on stdout, exactly one line on stderr.
-template <class Matcher>
-void check_bad(const std::string& args, const Matcher& line) {
-  auto r = run_dtsim(args);
-  INFO("dtsim " << args);
-  CHECK(r.status == 2);
-  CHECK(r.out.empty());
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK_THAT(r.err, line);
 }
 
 }  // namespace
@@ -173,14 +156,18 @@ TEST_CASE("cli calibrate: fits the profile's compute fields to dtsim-bench outpu
   CHECK(j.at("profile_compute").at("gemm").at("bf16").at("max_efficiency").get<double>() == 0.75);
   CHECK(j.at("profile_compute").at("memory_efficiency").get<double>() == 0.866);
   // --profile: the base profile with those fields replaced, a profile simulate accepts.
-  json prof = run_json("calibrate --bench '" + file + "' --gpu h100-sxm5-80gb --profile dgx-h100 --name mine");
+  // (With --json nothing else is printed; without it the fit report goes to stderr.)
+  json prof = run_json("calibrate --bench '" + file + "' --gpu h100-sxm5-80gb --profile dgx-h100 --name mine --json");
+  auto text = run_dtsim("calibrate --bench '" + file + "' --gpu h100-sxm5-80gb --profile dgx-h100 --name mine");
+  CHECK(json::parse(text.out) == prof);
+  CHECK_THAT(text.err, Contains("bf16 GEMM (peak 989.4 TFLOP/s): eff = 0.750"));
   CHECK(prof.at("name") == "mine");
   CHECK(prof.at("compute").at("gemm").at("bf16").at("max_efficiency").get<double>() == 0.75);
   CHECK(prof.at("compute").at("gemm").at("bf16").at("mn_half").get<double>() == 900000);
   CHECK(prof.at("compute").at("memory_efficiency").get<double>() == 0.866);
   CHECK(prof.at("compute").at("flash_bwd_efficiency").get<double>() == 0.38);  // kept from dgx-h100
   CHECK(prof.at("collectives") == run_json("calibrate --bench '" + file +
-                                           "' --gpu h100-sxm5-80gb --profile dgx-h100").at("collectives"));
+                                           "' --gpu h100-sxm5-80gb --profile dgx-h100 --json").at("collectives"));
   std::string saved = tmp.write("mine.json", prof.dump());
   json sim = run_json("simulate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 8 --calibration '" + saved + "' --json");
   CHECK(sim.at("config").at("calibration") == "mine");

@@ -69,7 +69,49 @@ TEST_CASE("spec::parse_bench_file: errors name the file and pointer", "[spec]") 
                            "got \"fp32\""));
   std::string no_sweeps = R"({"schema": "dtsim-bench/1", "device": {"name": "X", "sm_count": 1}})";
   CHECK_THROWS_WITH(parse_bench_file(no_sweeps, "b.json"),
-                    Equals("b.json:/gemm: expected a \"gemm\" or a \"copy\" sweep, got neither"));
+                    Equals("b.json:/gemm: expected a \"gemm\", \"copy\" or \"nccl\" sweep, got none"));
   CHECK_THROWS_WITH(load_bench_file("/nonexistent/b.json"),
                     Equals("--bench: expected an existing dtsim-bench JSON file, got \"/nonexistent/b.json\" (no such file)"));
+}
+
+namespace {
+
+// What `dtsim-bench nccl --json` writes (tools/dtsim-bench/nccl_report.cc nccl_document): 2 nodes
+// of 8 ranks, one all_reduce size.
+const std::string kNccl = R"({"schema": "dtsim-bench/1", "device": {"name": "NVIDIA H100 80GB HBM3", "sm_count": 132},
+  "nccl": {"version": "2.28.9", "launcher": "mpi", "ranks": 16, "ranks_per_node": 8, "nodes": 2, "hosts": ["a", "b"],
+           "dtype": "float", "warmup_iters": 5, "iters": 20, "check": true,
+           "sweeps": [{"collective": "all_reduce", "redop": "sum", "root": -1,
+                       "results": [{"size_bytes": 1048576, "count": 262144,
+                                    "out_of_place": {"time_us": 90.0, "algbw_GBps": 11.65, "busbw_GBps": 21.85, "wrong": 0},
+                                    "in_place": {"time_us": 88.0, "algbw_GBps": 11.92, "busbw_GBps": 22.34, "wrong": null}}]}]}})";
+
+std::string nccl_with(const std::string& from, const std::string& to) { return dtsim::test::replaced(kNccl, from, to); }
+
+}  // namespace
+
+TEST_CASE("spec::parse_bench_file: dtsim-bench nccl sweeps", "[spec]") {
+  BenchFile f = parse_bench_file(kNccl, "n.json");
+  REQUIRE(f.nccl);
+  CHECK(f.nccl->ranks == 16);
+  CHECK(f.nccl->ranks_per_node == 8);
+  CHECK(f.nccl->version == "2.28.9");
+  REQUIRE(f.nccl->sweeps.size() == 1);
+  CHECK(f.nccl->sweeps[0].collective == Collective::all_reduce);
+  REQUIRE(f.nccl->sweeps[0].points.size() == 1);
+  CHECK(f.nccl->sweeps[0].points[0].size_bytes == 1048576);
+  CHECK(f.nccl->sweeps[0].points[0].out_of_place_us == 90.0);
+  CHECK(f.nccl->sweeps[0].points[0].in_place_us == 88.0);
+  // A failed data check is not a measurement; uneven nodes are not a flat communicator.
+  CHECK_THROWS_WITH(parse_bench_file(nccl_with(R"("busbw_GBps": 21.85, "wrong": 0)", R"("busbw_GBps": 21.85, "wrong": 3)"), "n.json"),
+                    Equals("n.json:/nccl/sweeps/0/results/0/out_of_place/wrong: expected 0 wrong elements (a sweep whose "
+                           "data check failed is not a measurement), got 3"));
+  CHECK_THROWS_WITH(parse_bench_file(nccl_with(R"("ranks_per_node": 8)", R"("ranks_per_node": null)"), "n.json"),
+                    StartsWith("n.json:/nccl/ranks_per_node: expected the same number of ranks on every node"));
+  CHECK_THROWS_WITH(parse_bench_file(nccl_with(R"("nodes": 2)", R"("nodes": 3)"), "n.json"),
+                    Equals("n.json:/nccl/nodes: expected ranks / ranks_per_node = 2, got 3"));
+  CHECK_THROWS_WITH(parse_bench_file(nccl_with(R"("collective": "all_reduce")", R"("collective": "allreduce")"), "n.json"),
+                    StartsWith("n.json:/nccl/sweeps/0/collective: expected one of "));
+  CHECK_THROWS_WITH(parse_bench_file(nccl_with(R"("time_us": 90.0)", R"("time_us": 0)"), "n.json"),
+                    Equals("n.json:/nccl/sweeps/0/results/0/out_of_place/time_us: expected a number > 0, got 0"));
 }

@@ -1,0 +1,175 @@
+// dtsim calibrate --nccl-tests / --steps and dtsim collective --nccl-tests, end to end on the
+// real nccl-tests logs in ../shared/validation/nccl_logs.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_helpers.h"
+#include "helpers.h"
+
+using dtsim::test::check_bad;
+using dtsim::test::run_dtsim;
+using dtsim::test::run_json;
+using dtsim::test::TempDir;
+using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
+using Catch::Matchers::StartsWith;
+using nlohmann::json;
+
+namespace {
+
+std::string shared_log(const std::string& name) {
+  return std::string(DTSIM_SHARED_DIR) + "/validation/nccl_logs/" + name;
+}
+
+bool have_logs() { return std::filesystem::exists(shared_log("index.json")); }
+
+// Each shared log with the cluster preset of its hardware and the facts it does not state itself
+// (the importer says which: tests/calibrate/nccl_tests_test.cc). `limit`: the median busbw error
+// over sizes >= 1 MiB that calibrating on the log must reach (the issue's target, 10%).
+struct Log {
+  std::string file, cluster, hints;
+  double limit = 0.10;
+};
+
+const std::vector<Log> kLogs = {
+    {"a100-1x8-sendrecv-nvlink-liplus.txt", "dgx-a100", ""},
+    {"a100-40gb-2x8-allreduce-aws-p4d-efa.txt", "dgx-a100", ""},
+    {"a100-80gb-16x8-allreduce-coreweave-ib-2022.txt", "dgx-a100", "--ranks 128 --gpus-per-node 8"},
+    {"a100-80gb-1x8-allreduce-meta-gcm-fixture.txt", "dgx-a100", ""},
+    {"a100-80gb-2x8-allreduce-meta-gcm-fixture.txt", "dgx-a100", ""},
+    // Its times are not monotone in size (2 MiB takes 1.9x as long as 4 MiB, 32 MiB less than
+    // 16 MiB); no latency-bandwidth model follows that, the fit reaches 11.5% (README, "Calibrating").
+    {"b200-2x8-allgather-gcp-a4-roce-dranet.txt", "dgx-b200", "", 0.12},
+    {"b200-2x8-allreduce-gcp-a4-roce-dstack.txt", "dgx-b200", "--gpus-per-node 8"},
+    {"b200-2x8-allreduce-lambda-ib-dstack.txt", "dgx-b200", "--gpus-per-node 8"},
+    {"h100-2x8-allgather-gcp-a3high-tcpx-dstack.txt", "dgx-h100", "--collective all_gather --gpus-per-node 8"},
+    {"h100-2x8-allgather-gcp-a3mega-tcpxo-dstack.txt", "dgx-h100", "--collective all_gather --gpus-per-node 8"},
+    {"h100-2x8-allreduce-gcp-a3mega-tcpxo.txt", "dgx-h100", ""},
+    {"h100-2x8-allreduce-nebius-ib-dstack.txt", "dgx-h100", "--gpus-per-node 8"},
+    {"h100-allreduce-ib-sharp-collnetchain-coreweave-2023.txt", "dgx-h100", "--gpus-per-node 8"},
+    {"h200-2x1-allgather-gcp-a3ultra-1nic-dranet.txt", "dgx-h200", ""},
+    {"h200-2x1-allreduce-gcp-a3ultra-1nic-dranet.txt", "dgx-h200", ""},
+    {"h200-2x8-allreduce-nebius-ib-runai.txt", "dgx-h200", ""},
+    {"h200-2x8-allreduce-oci-roce-argonne.txt", "dgx-h200", ""},
+};
+
+}  // namespace
+
+TEST_CASE("cli calibrate --nccl-tests: every shared log imports and its busbw is reproduced", "[cli]") {
+  if (!have_logs()) {
+    WARN("skipped: " << shared_log("") << " not found");
+    return;
+  }
+  for (const Log& l : kLogs) {
+    INFO(l.file);
+    json j = run_json("calibrate --nccl-tests '" + shared_log(l.file) + "' --cluster " + l.cluster + " " + l.hints +
+                      " --json");
+    const json& scopes = j.at("collectives").at("scopes");
+    REQUIRE(scopes.size() == 1);
+    const json& s = scopes[0];
+    CHECK(s.at("rms_log_after").get<double>() <= s.at("rms_log_before").get<double>());
+    CHECK(s.at("median_busbw_error_pct_after").get<double>() <= 100 * l.limit);
+  }
+}
+
+TEST_CASE("cli calibrate --nccl-tests --profile: a profile that dtsim collective reproduces the log with", "[cli]") {
+  if (!have_logs()) {
+    WARN("skipped: " << shared_log("") << " not found");
+    return;
+  }
+  TempDir tmp;
+  std::string log = "'" + shared_log("h100-2x8-allreduce-nebius-ib-dstack.txt") + "'";
+  // The shipped profile is optimistic on this 2-node InfiniBand cluster (the issue measured 22.8%).
+  json before = run_json("collective --cluster dgx-h100 --nccl-tests " + log + " --ranks-per-node 8 --json");
+  CHECK(before.at("median_abs_busbw_error_pct").get<double>() > 15);
+  json prof = run_json("calibrate --nccl-tests " + log + " --cluster dgx-h100 --gpus-per-node 8 --profile dgx-h100 "
+                       "--name nebius --json");
+  CHECK(prof.at("name") == "nebius");
+  CHECK(prof.at("collectives").at("by_collective").contains("all_reduce"));
+  std::string path = tmp.write("nebius.json", prof.dump());
+  json after = run_json("collective --cluster dgx-h100 --calibration '" + path + "' --nccl-tests " + log +
+                        " --ranks-per-node 8 --json");
+  CHECK(after.at("median_abs_busbw_error_pct").get<double>() < 5);
+  CHECK(after.at("rows").size() == 31);
+  // Every subcommand takes it as --calibration.
+  json sim = run_json("simulate --model llama3-8b --cluster dgx-h100 --gpus 16 --gbs 32 --calibration '" + path +
+                      "' --json");
+  CHECK(sim.at("config").at("calibration") == "nebius");
+  // --output writes the same profile and prints the report.
+  std::string out = (tmp.dir / "out.json").string();
+  json report = run_json("calibrate --nccl-tests " + log + " --cluster dgx-h100 --gpus-per-node 8 --profile dgx-h100 "
+                         "--name nebius --output '" + out + "' --json");
+  CHECK(report.at("collectives").at("scopes").size() == 1);
+  CHECK(json::parse(dtsim::test::read_text(out)) == prof);
+  // Text: the table goes to stderr, the profile to stdout.
+  auto text = run_dtsim("calibrate --nccl-tests " + log + " --cluster dgx-h100 --gpus-per-node 8 --profile dgx-h100 "
+                        "--name nebius");
+  REQUIRE(text.status == 0);
+  CHECK(json::parse(text.out) == prof);
+  CHECK_THAT(text.err, Contains("all_reduce -> inter_node table: rms ln(time)"));
+}
+
+TEST_CASE("cli calibrate and collective --nccl-tests: bad input exits 2 naming the file or flag", "[cli]") {
+  TempDir tmp;
+  std::string junk = tmp.write("junk.txt", "hello\nworld\n");
+  check_bad("calibrate --nccl-tests '" + junk + "' --cluster dgx-h100",
+            StartsWith("dtsim: " + junk + ": expected an nccl-tests table"));
+  check_bad("calibrate --nccl-tests /nonexistent/log.txt --cluster dgx-h100",
+            StartsWith("dtsim: --nccl-tests: cannot read /nonexistent/log.txt"));
+  check_bad("calibrate --cluster dgx-h100",
+            Equals("dtsim: --bench, --nccl-tests or --steps: expected at least one measurement to fit, got none\n"));
+  check_bad("calibrate --nccl-tests '" + junk + "' --cluster dgx-h100 --collective allreduce",
+            StartsWith("dtsim: --collective: expected one of all_reduce, "));
+  if (!have_logs()) return;
+  std::string log = "'" + shared_log("h100-2x8-allreduce-nebius-ib-dstack.txt") + "'";
+  check_bad("calibrate --nccl-tests " + log + " --cluster dgx-h100",
+            Contains("expected the GPUs per node from the file's device list or a launcher line, got neither; pass "
+                     "--gpus-per-node K"));
+  check_bad("calibrate --nccl-tests " + log + " --gpus-per-node 8",
+            Equals("dtsim: --cluster: expected the cluster the collectives ran on, got none\n"));
+  check_bad("calibrate --nccl-tests " + log + " --cluster dgx-a100 --gpus-per-node 16",
+            Contains("expected a group that fits cluster dgx-a100 (8 GPUs per node"));
+  check_bad("collective --cluster dgx-h100", Equals("dtsim: --op: expected a collective (or --nccl-tests LOG), got none\n"));
+}
+
+TEST_CASE("cli calibrate --steps: fits the software parameters to measured runs", "[cli]") {
+  TempDir tmp;
+  // Two GPT 1.3B runs measured 10% slower than the shipped profile predicts them.
+  auto one = [](const std::string& id, int dp, double measured) {
+    return R"({"id": ")" + id + R"(", "model": {"name": "GPT 1.3B", "layers": 24, "hidden": 2048, "heads": 16,
+      "kv_heads": 16, "ffn_hidden": 8192, "activation": "gelu", "vocab": 51200, "moe_experts": null, "moe_topk": null,
+      "moe_ffn_hidden": null}, "cluster": "dgx-a100", "gpus": )" + std::to_string(dp) + R"(, "gpus_per_node": 8,
+      "parallel": {"tp": 1, "pp": 1, "dp": )" + std::to_string(dp) + R"(, "cp": 1, "ep": 1, "vp": 1, "zero_stage": 1,
+                   "sequence_parallel": false},
+      "training": {"micro_batch": 4, "global_batch": 128, "seq_len": 2048, "recompute": "none", "precision": "bf16"},
+      "measured": {"iteration_s": )" + std::to_string(measured) + "}}";
+  };
+  json v = run_json("validate '" + tmp.write("p.json", R"({"schema": "dtsim-validation-cases/1", "cases": [)" +
+                                                           one("a", 8, 1) + "," + one("b", 16, 1) + "]}") +
+                    "' --json --no-recipes");
+  double a = v.at("cases")[0].at("predicted_s").get<double>() * 1.1, b = v.at("cases")[1].at("predicted_s").get<double>() * 1.1;
+  std::string runs = tmp.write("runs.json", R"({"schema": "dtsim-validation-cases/1", "cases": [)" + one("a", 8, a) +
+                                                ", " + one("b", 16, b) + "]}");
+  json j = run_json("calibrate --steps '" + runs + "' --fit compute_efficiency --json");
+  const json& s = j.at("steps");
+  REQUIRE(s.at("parameters").size() == 1);
+  CHECK(s.at("parameters")[0].at("name") == "compute_efficiency");
+  CHECK(s.at("parameters")[0].at("after").get<double>() < 0.95);
+  CHECK(s.at("errors").at("in_sample").at("max_abs_pct").get<double>() < 1.5);
+  CHECK(s.at("errors").at("loo").is_null());  // 2 runs < 1 parameter + 2
+  // The fitted profile, used by validate, predicts the runs.
+  std::string prof = (tmp.dir / "fitted.json").string();
+  (void)run_json("calibrate --steps '" + runs + "' --fit compute_efficiency --profile dgx-a100 --name fitted --output '" +
+                 prof + "' --json");
+  json w = run_json("validate '" + runs + "' --calibration '" + prof + "' --json --no-recipes");
+  CHECK(w.at("summary").at("max_abs_pct").get<double>() < 1.5);
+  check_bad("calibrate --steps '" + runs + "' --fit kernel_overhead",
+            StartsWith("dtsim: --fit: expected compute_efficiency, kernel_overhead_us or overlap_slowdown"));
+  check_bad("calibrate --steps '" + runs + "'",
+            Equals("dtsim: --steps: expected at least 3 runs that simulate to fit 3 parameters, got 2\n"));
+}
