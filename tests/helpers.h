@@ -67,10 +67,12 @@ struct Run {
   std::string err;  ///< stderr
 };
 
-/// Runs `build/dtsim ARGS` through the shell, capturing stdout and stderr separately.
-inline Run run_dtsim(const std::string& args) {
+/// Runs `build/dtsim ARGS` through the shell (in directory `cwd` when given), capturing stdout
+/// and stderr separately.
+inline Run run_dtsim(const std::string& args, const std::string& cwd = "") {
   std::string err_file = std::tmpnam(nullptr);
-  std::string cmd = std::string("DTSIM_DATA_DIR='") + DTSIM_SOURCE_DIR + "' '" + DTSIM_BINARY + "' " + args + " 2>" + err_file;
+  std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + "DTSIM_DATA_DIR='" + DTSIM_SOURCE_DIR + "' '" +
+                    DTSIM_BINARY + "' " + args + " 2>" + err_file;
   Run r;
   FILE* p = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf{};

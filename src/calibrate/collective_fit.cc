@@ -195,6 +195,20 @@ std::vector<double> assign_and_fit(const ScopeProblem& sp) {
   return x;
 }
 
+// An entry that wins no sample is not measured by them: put it back to its base values when
+// that costs nothing (if it then wins somewhere, or moves a hierarchical candidate, the data
+// say it cannot be that fast, and the fitted value stands).
+void restore_unseen(const ScopeProblem& sp, std::vector<double>& x) {
+  for (std::size_t k = 0; k < sp.entries().size(); ++k) {
+    std::vector<double> y = x;
+    y[2 * k] = sp.prior()[2 * k];
+    y[2 * k + 1] = sp.prior()[2 * k + 1];
+    double before = sp.objective(x), after = sp.objective(y);
+    if (after <= before + 1e-12 * before) x = y;
+  }
+  sp.apply(x, false);
+}
+
 ScopeFit report_fit(const ScopeProblem& sp, Collective op, bool inter, const std::vector<double>& x,
                     const spec::CollectiveCalibration& before_cal, const spec::Cluster& cluster) {
   ScopeFit f{.op = op, .inter_node = inter};
@@ -275,6 +289,7 @@ CollectiveFit fit_collectives(const std::vector<CollectiveSample>& samples, cons
       x = nelder_mead([&](const std::vector<double>& y) { return sp.objective(y); }, x,
                       {.step = 0.3, .max_evaluations = 6000, .restarts = 3})
               .x;
+      restore_unseen(sp, x);
       out.scopes.push_back(report_fit(sp, op, inter, x, base, cluster));
     }
   }

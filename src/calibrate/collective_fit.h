@@ -60,7 +60,7 @@ struct CollectiveFit {
 /// Weight of the pull of each log-parameter towards the base profile's value, relative to one
 /// sample's squared log residual: small, so the data decide every entry they can see, and an
 /// entry that never wins keeps its base value.
-inline constexpr double kPriorWeight = 1e-4;
+inline constexpr double kPriorWeight = 1e-3;
 
 /// Fits the tables of every (collective, link class) the samples cover, one-node classes first
 /// (the multi-node fits then see the fitted NVLink side). Free per entry the collective can use:

@@ -153,12 +153,18 @@ std::string report_json(const Outcome& o) {
 // The base profile with everything fitted written in, saying where the fields came from.
 std::string profile_text(const CalibrateArgs& a, const Outcome& o, const std::string& base) {
   spec::ProfilePatch patch = spec::profile_patch(spec::load_calibration(base, "--profile"), o.calibration);
-  patch.derivation = "dtsim calibrate";
-  for (const std::string& p : a.bench) patch.derivation += " --bench " + p;
-  for (const std::string& p : a.nccl_tests) patch.derivation += " --nccl-tests " + p;
-  if (!a.steps.empty()) patch.derivation += " --steps " + a.steps;
-  if (!a.cluster.empty()) patch.derivation += " --cluster " + a.cluster;
-  patch.derivation += "; every other field from profile " + base;
+  std::string& by = patch.calibrated_by;
+  by = "dtsim calibrate";
+  for (const std::string& p : a.bench) by += " --bench " + p;
+  for (const std::string& p : a.nccl_tests) by += " --nccl-tests " + p;
+  if (!a.steps.empty()) by += " --steps " + a.steps;
+  if (!a.cluster.empty()) by += " --cluster " + a.cluster;
+  if (!a.gpu.empty()) by += " --gpu " + a.gpu;
+  if (!a.collective.empty()) by += " --collective " + a.collective;
+  if (a.ranks > 0) by += " --ranks " + std::to_string(a.ranks);
+  if (a.gpus_per_node > 0) by += " --gpus-per-node " + std::to_string(a.gpus_per_node);
+  for (const std::string& f : a.fit) by += " --fit " + f;
+  by += " --profile " + base + " --name " + a.name;
   return spec::patched_profile_text(base, patch, a.name, "--profile");
 }
 

@@ -167,6 +167,7 @@ Calibration parse_calibration(const std::string& text, const std::string& file) 
   coll.skip("notes");
   coll.finish();
   r.skip("derivation");
+  r.skip("calibrated_by");
   r.skip("sources");
   r.finish();
   return c;
@@ -184,7 +185,7 @@ std::string patched_profile_text(const std::string& name_or_path, const ProfileP
   // Keep the base's key order (ordered_json) so the result reads like the profile it came from.
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
   j["name"] = name;
-  if (!patch.derivation.empty()) j["derivation"] = patch.derivation;
+  if (!patch.calibrated_by.empty()) j["calibrated_by"] = patch.calibrated_by;
   for (const auto& [dtype, curve] : patch.gemm)
     j["compute"]["gemm"][to_string(dtype)] = {
         {"max_efficiency", curve.max_efficiency}, {"mn_half", curve.mn_half}, {"k_half", curve.k_half}};

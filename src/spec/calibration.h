@@ -139,7 +139,9 @@ struct ProfilePatch {
   /// Tables written under collectives.by_collective.<op>.<intra_node|inter_node>, replacing
   /// what the base has there: (collective, inter_node, table; unavailable entries are left out).
   std::vector<std::tuple<Collective, bool, AlgoTable>> collective_tables;
-  std::string derivation;                         ///< replaces "derivation" when not empty
+  /// The command that fitted the fields; written as "calibrated_by" (replacing an earlier one),
+  /// beside the base's "derivation", which stays.
+  std::string calibrated_by;
 };
 
 /// `c` with `patch`'s fields written in (what the printed profile will hold).

@@ -298,7 +298,9 @@ std::optional<nlohmann::json> validation_cases() {
 TEST_CASE("cost::collective_time: shipped profiles reproduce published single-node all_reduce", "[cost]") {
   // ../shared/validation/nccl_bandwidth_cases.json: A100 = Azure ND A100 v4 (NCCL 2.18.5);
   // H100 = NVIDIA DGX Cloud sample output and the Azure ND H100 v5 table. Large messages
-  // (>= 64 MiB): predicted busbw within 10% of every published row. Small messages (<= 64 KiB)
+  // (>= 64 MiB): predicted busbw within 10% of every published H100 row and 15% of every A100
+  // row (the A100 profile is fitted to this table and to Meta's A100 8-GPU log, which measured up
+  // to 27% more at 64 MiB, 210.9 against 166.6 GB/s; calibration/collectives-fit.md). Small messages (<= 64 KiB)
   // are latency-bound: predicted time within a factor 2 of the published time. nccl-tests
   // prints an out-of-place and an in-place column per size; for the latency check the faster
   // of the two is the measurement (the DGX Cloud 32 B out-of-place 68.1 us is a one-off stall:
@@ -308,7 +310,8 @@ TEST_CASE("cost::collective_time: shipped profiles reproduce published single-no
     WARN("nccl_bandwidth_cases.json not found under " DTSIM_SHARED_DIR "; skipped");
     return;
   }
-  for (auto [gpu, preset, expected_large] : {std::tuple{"A100", "dgx-a100", 8}, std::tuple{"H100", "dgx-h100", 26}}) {
+  for (auto [gpu, preset, expected_large, tolerance] :
+       {std::tuple{"A100", "dgx-a100", 8, 0.15}, std::tuple{"H100", "dgx-h100", 26, 0.10}}) {
     Profile p = shipped(preset);
     int large = 0;
     std::map<std::pair<std::string, double>, double> fastest;  // (table, size) -> time
@@ -318,7 +321,7 @@ TEST_CASE("cost::collective_time: shipped profiles reproduce published single-no
                 << to_gbytes_per_s(e.bus_bandwidth) << " GB/s, " << to_us(e.time) << " us");
       if (c.bytes >= 64.0 * (1 << 20)) {
         ++large;
-        CHECK_THAT(to_gbytes_per_s(e.bus_bandwidth), WithinRel(c.busbw_GBps, 0.10));
+        CHECK_THAT(to_gbytes_per_s(e.bus_bandwidth), WithinRel(c.busbw_GBps, tolerance));
       }
       auto key = std::make_pair(c.id.substr(0, 5), c.bytes);
       if (!fastest.count(key) || c.time_us < fastest[key]) fastest[key] = c.time_us;
@@ -342,7 +345,10 @@ TEST_CASE("cost::collective_time: NDR per-NIC figures across nodes", "[cost]") {
   // 8 * 0.94 * 50 = 376. nccl-tests#267: all-to-all reaches "up to 48-49GB/s per NIC"; with
   // one rank per node every byte but the rank's own 1/n crosses its NIC, so busbw =
   // algbw * (n-1)/n is the NIC rate, 0.94 * 50 = 47 GB/s (3% under 48.5).
+  // The shared tables carry these figures; the profile's own all_reduce tables are fitted to
+  // public 2-node logs instead (calibration/collectives-fit.md), where forced ring is not measured.
   Profile h = shipped("dgx-h100");
+  h.cal.by_collective = {};
   auto all = cost::collective_candidates(Collective::all_reduce, gib(8), kTwoNodes, h.cluster, h.cal);
   auto ring = std::find_if(all.begin(), all.end(), [](const auto& e) {
     return e.algo == CollAlgo::ring && e.protocol == Protocol::simple && !e.hierarchical;
