@@ -49,10 +49,15 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
     return nlohmann::json{{"cases", arr}, {"summary", summary_json(summarize(cases))}, {"tiers", tiers}}.dump(2) + "\n";
   }
   Table t({"case", "tier", "measured s", "predicted s", "error"});
-  for (const CaseOutcome& c : cases)
+  std::string failures;  // listed under the table, so a long reason does not widen its columns
+  for (const CaseOutcome& c : cases) {
     t.add({c.id, c.tier, fixed(c.measured_s, 2), c.predicted_s ? fixed(*c.predicted_s, 2) : "-",
-           c.error_pct() ? (*c.error_pct() >= 0 ? "+" : "") + fixed(*c.error_pct(), 1) + "%" : c.failure});
-  std::string out = t.render() + "\nsummary\n";
+           c.error_pct() ? (*c.error_pct() >= 0 ? "+" : "") + fixed(*c.error_pct(), 1) + "%" : "not predicted"});
+    if (!c.failure.empty()) failures += "  " + c.id + ": " + c.failure + "\n";
+  }
+  std::string out = t.render();
+  if (!failures.empty()) out += "\nnot predicted\n" + failures;
+  out += "\nsummary\n";
   for (const auto& [tier, cs] : by_tier) out += summary_line(tier.empty() ? "(no tier)" : tier, summarize(cs));
   out += summary_line("all", summarize(cases));
   if (verbose) {

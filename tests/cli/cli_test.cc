@@ -265,6 +265,10 @@ TEST_CASE("cli validate: an invalid case is reported with its reason, not skippe
   CHECK(c.at("predicted_s").is_null());
   CHECK(c.at("error_pct").is_null());
   CHECK_THAT(c.at("reason").get<std::string>(), Contains("/cases/0/parallel/tp") && Contains("got 5"));
+  // In the text table the reason goes under it, not into the error column.
+  auto text = run_dtsim("validate '" + path + "'");
+  REQUIRE(text.status == 0);
+  CHECK_THAT(text.out, Contains("not predicted\n\nnot predicted\n  bad-tp: ") && Contains("/cases/0/parallel/tp"));
   CHECK(j.at("summary").at("n") == 0);
 }
 
