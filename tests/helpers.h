@@ -70,7 +70,11 @@ struct Run {
 /// Runs `build/dtsim ARGS` through the shell (in directory `cwd` when given), capturing stdout
 /// and stderr separately.
 inline Run run_dtsim(const std::string& args, const std::string& cwd = "") {
-  std::string err_file = std::tmpnam(nullptr);
+  char err_name[] = "/tmp/dtsim_test_stderr_XXXXXX";
+  int fd = mkstemp(err_name);
+  if (fd < 0) throw std::runtime_error("mkstemp failed");
+  close(fd);
+  std::string err_file = err_name;
   std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + "DTSIM_DATA_DIR='" + DTSIM_SOURCE_DIR + "' '" +
                     DTSIM_BINARY + "' " + args + " 2>" + err_file;
   Run r;

@@ -117,10 +117,11 @@ Outcome fit_all(const CalibrateArgs& a) {
     o.gemm = calibrate::fit_bench_files(files, *o.gpu, "--bench");
     o.calibration = spec::apply_patch(o.calibration, calibrate::compute_patch(*o.gemm));
   }
-  for (const std::string& path : a.nccl_tests) {
-    auto s = calibrate::samples_from_log(calibrate::load_nccl_tests(path, hints(a)), "--nccl-tests");
-    samples.insert(samples.end(), s.begin(), s.end());
-  }
+  for (const std::string& path : a.nccl_tests)
+    for (const calibrate::NcclTestsLog& log : calibrate::load_nccl_tests_all(path, hints(a))) {
+      auto s = calibrate::samples_from_log(log, "--nccl-tests");
+      samples.insert(samples.end(), s.begin(), s.end());
+    }
   if (!samples.empty()) {
     if (!cluster) throw SpecError("--cluster", "expected the cluster the collectives ran on, got none");
     o.collectives = calibrate::fit_collectives(samples, *cluster, o.calibration.collectives, "--nccl-tests");
@@ -196,7 +197,8 @@ void add_calibrate(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand(
       "calibrate", "Fit a calibration profile to measurements: dtsim-bench, nccl-tests logs, measured step times");
   cmd->add_option("--bench", args->bench, "dtsim-bench --json output: gemm, copy, nccl (repeat for more sweeps)");
-  cmd->add_option("--nccl-tests", args->nccl_tests, "nccl-tests output as printed or posted (repeat for more logs)");
+  cmd->add_option("--nccl-tests", args->nccl_tests,
+                  "nccl-tests output as printed or posted, one or more tables (repeat for more logs)");
   cmd->add_option("--steps", args->steps,
                   "A dtsim-validation-cases/1 file of runs measured on this cluster and software stack: fits "
                   "compute_efficiency, kernel_overhead_us and overlap_slowdown");

@@ -131,7 +131,18 @@ int compare(CollectiveArgs a) {
   if (!a.op.empty() && !h.collective) throw SpecError("--op", "expected a collective name, got \"" + a.op + "\"");
   if (a.gpus > 0) h.ranks = a.gpus;
   if (a.ranks_per_node > 0) h.gpus_per_node = a.ranks_per_node;
-  calibrate::NcclTestsLog log = calibrate::load_nccl_tests(a.nccl_tests, h);
+  // A file may hold several tables (one per collective); --op picks one.
+  std::vector<calibrate::NcclTestsLog> logs = calibrate::load_nccl_tests_all(a.nccl_tests, h);
+  std::vector<calibrate::NcclTestsLog> picked;
+  for (auto& l : logs)
+    if (!h.collective || l.collective == *h.collective) picked.push_back(std::move(l));
+  if (picked.size() != 1) {
+    std::string found;
+    for (const auto& l : logs) found += (found.empty() ? "" : ", ") + std::string(cost::to_string(l.collective));
+    throw SpecError("--op", "expected one table of " + a.nccl_tests + " to compare (pass --op to pick one), got " +
+                                std::to_string(picked.size()) + " of " + std::to_string(logs.size()) + " (" + found + ")");
+  }
+  calibrate::NcclTestsLog log = std::move(picked.front());
   std::vector<calibrate::CollectiveSample> m = calibrate::samples_from_log(log, "--nccl-tests");
   spec::Cluster c = spec::load_cluster(a.cluster);
   if (a.calibration.empty()) a.calibration = c.calibration;

@@ -209,3 +209,25 @@ TEST_CASE("cli calibrate: each shipped profile is what its calibrated_by command
     CHECK(json::parse(dtsim::test::read_text(out)) == shipped);
   }
 }
+
+TEST_CASE("cli calibrate and collective --nccl-tests: a file of several tables", "[cli]") {
+  if (!have_logs()) {
+    WARN("skipped: " << shared_log("") << " not found");
+    return;
+  }
+  // Two runs concatenated, as a script looping over nccl-tests binaries writes them.
+  TempDir tmp;
+  std::string both = tmp.write("both.txt", dtsim::test::read_text(shared_log("h200-2x1-allreduce-gcp-a3ultra-1nic-dranet.txt")) +
+                                               dtsim::test::read_text(shared_log("h200-2x1-allgather-gcp-a3ultra-1nic-dranet.txt")));
+  json j = run_json("calibrate --nccl-tests '" + both + "' --cluster dgx-h200 --json");
+  const json& scopes = j.at("collectives").at("scopes");
+  REQUIRE(scopes.size() == 2);  // in Collective order: all_reduce, then all_gather
+  CHECK(scopes[0].at("collective") == "all_reduce");
+  CHECK(scopes[1].at("collective") == "all_gather");
+  check_bad("collective --cluster dgx-h200 --nccl-tests '" + both + "'",
+            Equals("dtsim: --op: expected one table of " + both + " to compare (pass --op to pick one), got 2 of 2 "
+                   "(all_reduce, all_gather)\n"));
+  json ag = run_json("collective --cluster dgx-h200 --nccl-tests '" + both + "' --op all_gather --json");
+  CHECK(ag.at("op") == "all_gather");
+  CHECK(ag.at("rows").size() == 24);
+}
