@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "calibrate/stats.h"
 #include "core/errors.h"
 #include "cost/memory.h"
 #include "engine/analytical.h"
@@ -71,13 +72,11 @@ ErrorSummary summarize(const std::vector<CaseOutcome>& cases) {
   ErrorSummary s;
   s.n = errs.size();
   if (errs.empty()) return s;
-  std::sort(errs.begin(), errs.end());
   double sum = 0;
   for (double e : errs) sum += e;
   s.mape = sum / static_cast<double>(errs.size());
-  std::size_t mid = errs.size() / 2;
-  s.median_abs_pct = errs.size() % 2 ? errs[mid] : (errs[mid - 1] + errs[mid]) / 2;
-  s.max_abs_pct = errs.back();
+  s.median_abs_pct = median(errs);
+  s.max_abs_pct = *std::max_element(errs.begin(), errs.end());
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "calibrate/minimize.h"
+#include "calibrate/stats.h"
 #include "core/errors.h"
 #include "cost/collective.h"
 #include "topology/placement.h"
@@ -32,12 +33,6 @@ struct Point {
   const CollectiveSample* sample;
   topology::GroupShape shape;
 };
-
-double significant(double v, int digits) {
-  if (v <= 0) return v;
-  double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(v))));
-  return std::round(v * scale) / scale;
-}
 
 std::size_t index(Collective op) { return static_cast<std::size_t>(op); }
 
@@ -262,10 +257,7 @@ double median_busbw_error(const ScopeFit& f, double min_bytes, bool after) {
   std::vector<double> e;
   for (const SampleFit& s : f.samples)
     if (s.sample.bytes >= min_bytes) e.push_back(std::fabs(s.sample.time.value() / (after ? s.after : s.before).value() - 1.0));
-  if (e.empty()) return 0;
-  std::sort(e.begin(), e.end());
-  std::size_t m = e.size() / 2;
-  return e.size() % 2 == 1 ? e[m] : 0.5 * (e[m - 1] + e[m]);
+  return median(e);
 }
 
 CollectiveFit fit_collectives(const std::vector<CollectiveSample>& samples, const spec::Cluster& cluster,

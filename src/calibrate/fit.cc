@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "calibrate/stats.h"
 #include "core/errors.h"
 
 namespace dtsim::calibrate {
@@ -40,12 +41,6 @@ Cell search(const std::vector<double>& log_eff, const std::vector<double>& mn, c
       if (c.sse < best.sse) best = c;
     }
   return best;
-}
-
-double significant(double v, int digits) {
-  if (v <= 0) return v;
-  double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(v))));
-  return std::round(v * scale) / scale;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "calibrate/minimize.h"
+#include "calibrate/stats.h"
 #include "core/errors.h"
 
 namespace dtsim::calibrate {
@@ -61,11 +62,9 @@ StepErrors errors(const std::vector<double>& pred, const std::vector<double>& me
   std::vector<double> e;
   for (std::size_t i = 0; i < pred.size(); ++i) e.push_back(std::fabs(pred[i] / meas[i] - 1.0) * 100.0);
   if (e.empty()) return {};
-  std::sort(e.begin(), e.end());
   double sum = 0;
   for (double v : e) sum += v;
-  std::size_t m = e.size() / 2;
-  return {sum / static_cast<double>(e.size()), e.size() % 2 ? e[m] : 0.5 * (e[m - 1] + e[m]), e.back()};
+  return {sum / static_cast<double>(e.size()), median(e), *std::max_element(e.begin(), e.end())};
 }
 
 class StepProblem {

@@ -13,6 +13,7 @@
 
 #include "calibrate/nccl_tests.h"
 #include "calibrate/samples.h"
+#include "calibrate/stats.h"
 #include "cli/commands.h"
 #include "core/errors.h"
 #include "cost/collective.h"
@@ -118,10 +119,7 @@ double median_error(const std::vector<calibrate::CollectiveSample>& m, const std
   std::vector<double> e;
   for (std::size_t i = 0; i < m.size(); ++i)
     if (m[i].bytes >= (1 << 20)) e.push_back(std::fabs(m[i].time.value() / rows[i].est.time.value() - 1));
-  if (e.empty()) return 0;
-  std::sort(e.begin(), e.end());
-  std::size_t h = e.size() / 2;
-  return e.size() % 2 ? e[h] : 0.5 * (e[h - 1] + e[h]);
+  return calibrate::median(e);
 }
 
 // --nccl-tests LOG: the log's collective, communicator and sizes, measured beside predicted.
