@@ -72,15 +72,17 @@ std::vector<calibrate::StepParam> step_params(const CalibrateArgs& a) {
   return out;
 }
 
-// The runs of --steps, prepared with the profile fitted so far; they must share one cluster.
+// The runs of --steps, prepared with the profile fitted so far. One profile describes one
+// cluster: every run must name --cluster's preset (or, without it, the first run's).
 std::vector<calibrate::PreparedCase> prepare_runs(const spec::ValidationFile& f, const spec::Calibration& cal,
                                                   const std::optional<spec::Cluster>& cluster) {
+  std::string want = cluster ? cluster->name : f.cases.front().cluster;
   std::vector<calibrate::PreparedCase> out;
   for (const spec::ValidationCase& c : f.cases) {
-    std::string want = cluster ? cluster->name : f.cases.front().cluster;
-    if (c.cluster != want && !(cluster && spec::load_cluster(c.cluster, f.path + ":" + c.pointer + "/cluster").name == want))
-      throw SpecError(f.path + ":" + c.pointer + "/cluster",
-                      "expected runs of one cluster (" + want + ") to fit one profile, got \"" + c.cluster + "\"");
+    std::string where = f.path + ":" + c.pointer + "/cluster";
+    std::string got = cluster ? spec::load_cluster(c.cluster, where).name : c.cluster;
+    if (got != want)
+      throw SpecError(where, "expected runs of one cluster (" + want + ") to fit one profile, got \"" + c.cluster + "\"");
     out.push_back(calibrate::prepare_case(c, f.path, cal));
   }
   return out;

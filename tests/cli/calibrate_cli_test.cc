@@ -188,6 +188,14 @@ TEST_CASE("cli calibrate --steps: fits the software parameters to measured runs"
             StartsWith("dtsim: --fit: expected compute_efficiency, kernel_overhead_us or overlap_slowdown"));
   check_bad("calibrate --steps '" + runs + "'",
             Equals("dtsim: --steps: expected at least 3 runs that simulate to fit 3 parameters, got 2\n"));
+  // One profile describes one cluster.
+  std::string other = one("c", 8, a);
+  other.replace(other.find("dgx-a100"), 8, "dgx-h100");
+  std::string mixed = tmp.write("mixed.json", R"({"schema": "dtsim-validation-cases/1", "cases": [)" + one("a", 8, a) +
+                                                  ", " + other + "]}");
+  check_bad("calibrate --steps '" + mixed + "' --fit compute_efficiency",
+            Equals("dtsim: " + mixed + ":/cases/1/cluster: expected runs of one cluster (dgx-a100) to fit one profile, "
+                   "got \"dgx-h100\"\n"));
 }
 
 TEST_CASE("cli calibrate: each shipped profile is what its calibrated_by command makes", "[cli]") {
