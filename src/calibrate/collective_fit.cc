@@ -77,8 +77,9 @@ class ScopeProblem {
       const spec::ProtocolCost& shared = cal_.at(inter_, e.algo, e.protocol);
       spec::ProtocolCost b = shared.available ? shared : cal_.at(op_, inter_, e.algo, e.protocol);
       base_.push_back(b);
-      prior_.push_back(std::log(b.base_latency.value()));
-      prior_.push_back(std::log(b.bandwidth_efficiency));
+      // (NCCL's NVLS base latency is 0: the search works on ln, so it starts at the 10 ns floor.)
+      prior_.push_back(std::log(std::clamp(b.base_latency.value(), kMinLatency, kMaxLatency)));
+      prior_.push_back(std::log(std::clamp(b.bandwidth_efficiency, kMinEfficiency, 1.0)));
     }
     if (fit_steps_) prior_.push_back(0.0);  // ln of the step-latency scale
   }

@@ -140,3 +140,15 @@ TEST_CASE("calibrate::fit_collectives: a group the cluster cannot hold is an inp
                     Contains("--nccl-tests: log.txt:12: expected a group that fits cluster dgx-h100 (8 GPUs per node") &&
                         Contains("got 32 ranks, 16 per node"));
 }
+
+TEST_CASE("calibrate::fit_collectives: a base latency of 0 (NCCL's NVLS) is a valid start", "[calibrate]") {
+  spec::Cluster c = h100_cluster();
+  spec::CollectiveCalibration base = h100_profile();
+  shared(base, false, CollAlgo::nvls, Protocol::simple).base_latency = Seconds(0.0);
+  spec::CollectiveCalibration truth = h100_profile();  // NVLS at 52.2 us
+  calibrate::CollectiveFit fit = calibrate::fit_collectives(synthetic(Collective::all_reduce, 8, 8, truth, c), c, base,
+                                                            "--nccl-tests");
+  REQUIRE(fit.scopes.size() == 1);
+  CHECK(std::isfinite(fit.scopes[0].rms_log_after));
+  CHECK(fit.scopes[0].rms_log_after < 0.05);
+}
