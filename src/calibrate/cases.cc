@@ -31,9 +31,26 @@ void pick_recompute(spec::ResolvedCase& rc, const spec::Cluster& c, spec::Attent
   rc.assumptions.push_back(std::string("recompute -> ") + spec::to_string(rc.train.recompute));
 }
 
+// The stack a case names; a case naming none runs on the default stack, said so.
+spec::Stack case_stack(const spec::ValidationCase& vc, const std::string& file, std::vector<std::string>& notes) {
+  const spec::FrameworkRef& f = vc.framework;
+  if (!f.name) {
+    notes.push_back(std::string("framework null -> ") + spec::kDefaultFramework + " (latest)");
+    return spec::load_stack(spec::kDefaultFramework);
+  }
+  spec::Stack s = spec::find_stack(*f.name, f.version, f.date, file + ":" + vc.pointer + "/framework/name");
+  notes.push_back("stack " + s.label() + " (framework " + *f.name + (f.version ? " " + *f.version : "") +
+                  (f.date ? ", " + *f.date : "") + ")");
+  return s;
+}
+
 void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string& file,
-             const std::optional<spec::Calibration>& profile) {
-  p.resolved = spec::resolve_case(vc, file);
+             const std::optional<spec::Calibration>& profile, const std::optional<spec::Stack>& stack) {
+  std::vector<std::string> stack_notes;
+  p.stack = stack ? *stack : case_stack(vc, file, stack_notes);
+  if (stack) stack_notes.push_back("stack " + p.stack.label() + " (--framework)");
+  p.resolved = spec::resolve_case(vc, file, p.stack);
+  p.resolved.assumptions.insert(p.resolved.assumptions.begin(), stack_notes.begin(), stack_notes.end());
   spec::ResolvedCase& rc = p.resolved;
   p.cluster = spec::load_cluster(vc.cluster, file + ":" + vc.pointer + "/cluster");
   if (p.cluster.gpus_per_node != vc.gpus_per_node)
@@ -42,9 +59,10 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
                                                                     std::to_string(vc.gpus_per_node));
   p.calibration = profile ? *profile : spec::load_calibration(p.cluster.calibration, file + ":" + vc.pointer + "/cluster");
   const spec::Calibration& cal = p.calibration;
-  rc.train.grad_dtype = cal.software.fp32_grads ? spec::Dtype::fp32
+  const spec::Software& sw = p.stack.software;
+  rc.train.grad_dtype = sw.fp32_grads ? spec::Dtype::fp32
                         : rc.train.precision == spec::Dtype::fp16 ? spec::Dtype::fp16 : spec::Dtype::bf16;
-  if (rc.auto_recompute) pick_recompute(rc, p.cluster, cal.software.attention);
+  if (rc.auto_recompute) pick_recompute(rc, p.cluster, sw.attention);
   spec::FieldNamer namer = [&](const std::string& f) {
     std::string section = (f == "gbs" || f == "seq" || f == "precision" || f == "mbs") ? "/training/" : "/parallel/";
     return file + ":" + vc.pointer + section + f;
@@ -52,7 +70,7 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
   spec::check_job(rc.model, p.cluster, vc.gpus, rc.par, rc.train, namer);
   p.outcome.assumptions = rc.assumptions;
   p.outcome.layout = layout(rc.par, rc.train);
-  auto mem = cost::estimate_memory(rc.model, p.cluster, rc.par, rc.train, cal.software.attention);
+  auto mem = cost::estimate_memory(rc.model, p.cluster, rc.par, rc.train, sw.attention);
   p.outcome.peak_gib = to_gib(mem.peak().total());
   p.outcome.fits = mem.fits();
   if (!p.outcome.fits) p.outcome.assumptions.push_back("predicted memory exceeds capacity; simulated anyway");
@@ -81,13 +99,13 @@ ErrorSummary summarize(const std::vector<CaseOutcome>& cases) {
 }
 
 PreparedCase prepare_case(const spec::ValidationCase& vc, const std::string& file,
-                          const std::optional<spec::Calibration>& profile) {
+                          const std::optional<spec::Calibration>& profile, const std::optional<spec::Stack>& stack) {
   PreparedCase p;
   p.outcome = {.id = vc.id, .tier = vc.tier, .measured_s = vc.measured_s};
   p.gpus = vc.gpus;
   p.outcome.gpus = vc.gpus;
   try {
-    prepare(p, vc, file, profile);
+    prepare(p, vc, file, profile, stack);
   } catch (const SpecError& e) {
     p.outcome.failure = e.what();
   }
@@ -103,7 +121,7 @@ CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal, e
   CaseOutcome out = p.outcome;
   if (!p.runnable()) return out;
   const spec::ResolvedCase& rc = p.resolved;
-  schedule::StepSpec s{&rc.model, &p.cluster, rc.par, rc.train, &cal, p.calibration.software};
+  schedule::StepSpec s{&rc.model, &p.cluster, rc.par, rc.train, &cal, p.stack.software};
   engine::AnalyticalNetwork net(p.cluster, rc.par, cal.collectives);
   engine::StepResult r = engine::simulate_into(s, net, ws);
   out.predicted_s = r.step_time.value();
@@ -115,7 +133,7 @@ CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal, e
 
 double estimate_case(const PreparedCase& p, const spec::Calibration& cal, engine::Workspace& ws) {
   const spec::ResolvedCase& rc = p.resolved;
-  schedule::StepSpec s{&rc.model, &p.cluster, rc.par, rc.train, &cal, p.calibration.software};
+  schedule::StepSpec s{&rc.model, &p.cluster, rc.par, rc.train, &cal, p.stack.software};
   engine::AnalyticalNetwork net(p.cluster, rc.par, cal.collectives);
   return engine::estimate_step(s, net, 0, ws).step_time.value();
 }

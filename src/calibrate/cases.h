@@ -39,26 +39,30 @@ struct ErrorSummary {
 /// Mean, median and max of |error| over `cases` (those with a prediction).
 [[nodiscard]] ErrorSummary summarize(const std::vector<CaseOutcome>& cases);
 
-/// A case resolved once (specs, cluster, profile, recompute chosen), ready to simulate with
-/// any profile that keeps its software section.
+/// A case resolved once (stack, specs, cluster, profile, recompute chosen), ready to simulate
+/// with any calibration profile.
 struct PreparedCase {
   CaseOutcome outcome;        ///< everything but the prediction; `failure` set when it cannot run
   spec::ResolvedCase resolved;
   spec::Cluster cluster;
   spec::Calibration calibration;  ///< the cluster's profile, or the one given to prepare_case
+  spec::Stack stack;              ///< the case's framework's, or the one given to prepare_case
   std::int64_t gpus = 0;
   [[nodiscard]] bool runnable() const { return outcome.failure.empty(); }
 };
 
-/// Resolves `vc` (nulls by the validation README's rules, architecture by activation), loads its
-/// cluster and the cluster's profile (or uses `profile`), checks the layout, and picks the least
-/// recompute that fits when the case leaves it open. Bad input is recorded as the outcome's
-/// failure, never thrown: a case is reported, not skipped.
+/// Resolves `vc`: its stack from its "framework" (name, then version or date; none given: the
+/// default stack, noted) unless `stack` is given; nulls by that stack's recipe defaults, then the
+/// validation README's rules; architecture by activation. Loads its cluster and the cluster's
+/// profile (or uses `profile`), checks the layout, and picks the least recompute that fits when
+/// the case leaves it open. Bad input is recorded as the outcome's failure, never thrown: a case
+/// is reported, not skipped.
 [[nodiscard]] PreparedCase prepare_case(const spec::ValidationCase& vc, const std::string& file,
-                                        const std::optional<spec::Calibration>& profile = std::nullopt);
+                                        const std::optional<spec::Calibration>& profile = std::nullopt,
+                                        const std::optional<spec::Stack>& stack = std::nullopt);
 
-/// The prepared case simulated with `cal`'s compute and collective fields (the software
-/// section stays the one it was prepared with). Unrunnable cases come back as prepared.
+/// The prepared case simulated with `cal` (and the case's stack). Unrunnable cases come back as
+/// prepared.
 [[nodiscard]] CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal);
 /// simulate_case reusing `ws` for the graph and timeline (no allocation once it has grown; for
 /// fits that simulate the same case many times).

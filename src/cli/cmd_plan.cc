@@ -59,7 +59,7 @@ int run_plan(const PlanArgs& a) {
   spec::Model model = spec::load_model(a.job.model, "--model");
   spec::Cluster cluster = spec::load_cluster(a.job.cluster, "--cluster");
   spec::Calibration cal = resolve_calibration(a.job, cluster);
-  plan::Request r{&model, &cluster, &cal, resolve_software(a.job, cal.software), a.job.gpus, a.job.gbs, a.job.seq};
+  plan::Request r{&model, &cluster, &cal, resolve_software(a.job, resolve_stack(a.job).software), a.job.gpus, a.job.gbs, a.job.seq};
   JobFlags probe = a.job;
   r.precision = a.job.precision == "fp16" ? spec::Dtype::fp16 : a.job.precision == "fp8" ? spec::Dtype::fp8 : spec::Dtype::bf16;
   if (a.job.precision != "fp16" && a.job.precision != "bf16" && a.job.precision != "fp8")

@@ -53,6 +53,9 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
   app.add_option("--model", f.model, "Model preset (models/NAME.json), model file or HF config.json")->required();
   app.add_option("--cluster", f.cluster, "Cluster preset (topologies/NAME.json) or file")->required();
   app.add_option("--calibration", f.calibration, "Calibration profile (default: the cluster's)");
+  app.add_option("--framework", f.framework,
+                 "Training software stack NAME[@VERSION or @YYYY-MM] (calibration/stacks/; default: megatron-core, "
+                 "its latest)");
   app.add_option("--gpus", f.gpus, "GPUs in the job")->check(CLI::Range(1, 1 << 24));
   if (with_layout) {
     app.add_option("--tp", f.tp, "Tensor-parallel degree")->check(CLI::Range(1, 1 << 16));
@@ -70,9 +73,9 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
   app.add_option("--gbs", f.gbs, "Global batch size (sequences)")->required()->check(CLI::Range(1, 1 << 30));
   app.add_option("--seq", f.seq, "Sequence length")->check(CLI::Range(1, 1 << 24));
   app.add_option("--precision", f.precision, "fp16|bf16|fp8");
-  app.add_option("--grad-dtype", f.grad_dtype, "fp32|fp16|bf16 gradient (and reduction) type (default: the profile's)");
+  app.add_option("--grad-dtype", f.grad_dtype, "fp32|fp16|bf16 gradient (and reduction) type (default: the stack's)");
   app.add_option("--optimizer", f.optimizer, "adam|sgd");
-  app.add_option("--attention", f.attention, "flash|unfused (default: the calibration profile's)");
+  app.add_option("--attention", f.attention, "flash|unfused (default: the stack's)");
   app.add_option("--tp-comm-overlap", f.tp_comm_overlap, "on|off: TP collectives pipelined with GEMMs");
   app.add_option("--overlap-grad-reduce", f.overlap_grad_reduce, "on|off: DP buckets overlap the last backward");
   app.add_option("--overlap-param-gather", f.overlap_param_gather, "on|off: ZeRO param all-gather overlaps forward");
@@ -99,6 +102,10 @@ spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
   return s;
 }
 
+spec::Stack resolve_stack(const JobFlags& f) {
+  return spec::load_stack(f.framework.empty() ? spec::kDefaultFramework : f.framework, "--framework");
+}
+
 spec::Calibration resolve_calibration(const JobFlags& f, const spec::Cluster& cluster) {
   // The profile named by the cluster file unless --calibration overrides it.
   spec::Calibration c = f.calibration.empty() ? spec::load_calibration(cluster.calibration, "--cluster")
@@ -112,7 +119,8 @@ Job resolve_job(const JobFlags& f) {
   j.model = spec::load_model(f.model, "--model");
   j.cluster = spec::load_cluster(f.cluster, "--cluster");
   j.calibration = resolve_calibration(f, j.cluster);
-  j.software = resolve_software(f, j.calibration.software);
+  j.stack = resolve_stack(f);
+  j.software = resolve_software(f, j.stack.software);
   derive_degrees(f, j);
   j.par.zero_stage = f.zero;
   j.par.sequence_parallel = f.sp;

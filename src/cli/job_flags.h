@@ -12,12 +12,13 @@
 #include "spec/cluster.h"
 #include "spec/job.h"
 #include "spec/model.h"
+#include "spec/stack.h"
 
 namespace dtsim::cli {
 
 /// Raw flag values as parsed.
 struct JobFlags {
-  std::string model, cluster, calibration;
+  std::string model, cluster, calibration, framework;
   std::int64_t gpus = 0;
   std::int64_t tp = 1, pp = 1, dp = 0, cp = 1, ep = 1, vp = 1;
   int zero = 1;
@@ -35,7 +36,8 @@ struct Job {
   spec::Model model;
   spec::Cluster cluster;
   spec::Calibration calibration;
-  spec::Software software;
+  spec::Stack stack;         ///< --framework's (default today's Megatron-Core)
+  spec::Software software;   ///< the stack's, with the on|off flags applied
   std::int64_t gpus = 0;
   spec::Parallel par;
   spec::Training train;
@@ -52,7 +54,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout);
 /// Loads and validates; throws SpecError naming the flag or file on bad input.
 [[nodiscard]] Job resolve_job(const JobFlags& f);
 
-/// Applies on|off overrides of the software stack to the profile defaults.
+/// The --framework stack (default spec::kDefaultFramework).
+[[nodiscard]] spec::Stack resolve_stack(const JobFlags& f);
+
+/// Applies on|off overrides of the software stack to the stack's switches.
 [[nodiscard]] spec::Software resolve_software(const JobFlags& f, const spec::Software& defaults);
 
 }  // namespace dtsim::cli

@@ -9,6 +9,7 @@
 #include "core/units.h"
 #include "cost/layer_shape.h"
 #include "spec/calibration.h"
+#include "spec/stack.h"
 #include "spec/gpu.h"
 
 namespace dtsim::cost {

@@ -6,6 +6,7 @@
 
 #include "core/units.h"
 #include "spec/calibration.h"
+#include "spec/stack.h"
 #include "spec/cluster.h"
 #include "spec/job.h"
 #include "spec/model.h"

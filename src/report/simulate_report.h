@@ -7,6 +7,7 @@
 #include "cost/memory.h"
 #include "engine/simulate.h"
 #include "spec/calibration.h"
+#include "spec/stack.h"
 #include "spec/cluster.h"
 #include "spec/job.h"
 #include "spec/model.h"

@@ -51,19 +51,6 @@ ComputeCalibration read_compute(ObjectReader r) {
   return c;
 }
 
-Software read_software(ObjectReader r) {
-  Software s;
-  s.attention = static_cast<AttentionKernel>(r.choice("attention", {"flash", "unfused"}));
-  s.tp_comm_overlap = r.boolean("tp_comm_overlap");
-  s.overlap_grad_reduce = r.boolean("overlap_grad_reduce");
-  s.overlap_param_gather = r.boolean("overlap_param_gather");
-  s.overlap_p2p_comm = r.boolean("overlap_p2p_comm");
-  s.fp32_grads = r.boolean("fp32_grads");
-  r.skip("notes");
-  r.finish();
-  return s;
-}
-
 ProtocolCost read_protocol(ObjectReader r) {
   ProtocolCost p;
   p.available = true;
@@ -150,14 +137,15 @@ std::optional<Collective> parse_collective(std::string_view name) {
 
 const char* to_string(Protocol p) { return kProtocols[static_cast<std::size_t>(p)]; }
 const char* to_string(CollAlgo a) { return kAlgos[static_cast<std::size_t>(a)]; }
-const char* to_string(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "unfused"; }
 
 Calibration parse_calibration(const std::string& text, const std::string& file) {
   nlohmann::json j = parse_json_text(text, file);
   ObjectReader r(j, file, "");
   Calibration c;
   c.name = r.string("name");
-  c.software = read_software(r.object("software"));
+  if (r.has("software"))
+    r.fail("software", "expected no software section (a profile describes hardware; the training stack is "
+                       "--framework, calibration/stacks/), got one");
   c.compute = read_compute(r.object("compute"));
   ObjectReader coll = r.object("collectives");
   c.collectives.intra = read_algos(coll.object("intra_node"));

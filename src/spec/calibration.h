@@ -1,7 +1,8 @@
 #pragma once
-// A calibration profile: how fast one cluster's hardware and software stack runs GEMMs,
-// memory-bound kernels and NCCL collectives. Shipped profiles are derived from public
-// numbers (calibration/*.md says how); `dtsim calibrate` fits them from measurements.
+// A calibration profile: how fast one cluster's hardware runs GEMMs, memory-bound kernels and
+// NCCL collectives (the training software is a stack, spec/stack.h). Shipped profiles are
+// derived from public numbers (calibration/*.md says how); `dtsim calibrate` fits them from
+// measurements.
 #include <array>
 #include <optional>
 #include <string>
@@ -27,24 +28,6 @@ struct GemmCurve {
     return max_efficiency * (mn / (mn + mn_half)) * (k / (k + k_half));
   }
   bool operator==(const GemmCurve&) const = default;
-};
-
-/// Attention kernels the software stack uses: fused flash attention (FlashAttention-2/3,
-/// cuDNN) or Megatron's unfused batched GEMMs with a fused scale-mask-softmax kernel.
-enum class AttentionKernel { flash, unfused };
-
-/// The software stack a profile was measured with: which kernels and overlaps it uses.
-/// Flags of `dtsim simulate` override each.
-struct Software {
-  AttentionKernel attention = AttentionKernel::flash;
-  bool tp_comm_overlap = false;       ///< TP all-gather/reduce-scatter pipelined with GEMMs (TE userbuffers)
-  bool overlap_grad_reduce = true;    ///< DP gradient buckets reduced during the last backward
-  bool overlap_param_gather = true;   ///< ZeRO-1/2 parameter all-gather overlapped with the next forward
-  /// Interleaved pipeline p2p left in flight until the next pass of the same direction
-  /// (Megatron-Core overlap_p2p_comm), else each transfer completes before the next pass.
-  bool overlap_p2p_comm = false;
-  bool fp32_grads = true;             ///< fp32 main grads reduced in fp32 (Megatron-LM), else 16-bit (NeMo)
-  bool operator==(const Software&) const = default;
 };
 
 /// Compute-side calibration.
@@ -111,7 +94,6 @@ struct CollectiveCalibration {
 /// A whole profile.
 struct Calibration {
   std::string name;
-  Software software;
   ComputeCalibration compute;
   CollectiveCalibration collectives;
   bool operator==(const Calibration&) const = default;
@@ -122,7 +104,6 @@ struct Calibration {
 [[nodiscard]] std::optional<Collective> parse_collective(std::string_view name);
 [[nodiscard]] const char* to_string(Protocol p);
 [[nodiscard]] const char* to_string(CollAlgo a);
-[[nodiscard]] const char* to_string(AttentionKernel k);
 
 /// Parses a calibration profile (calibration/*.json format, see calibration/README.md).
 [[nodiscard]] Calibration parse_calibration(const std::string& text, const std::string& file);

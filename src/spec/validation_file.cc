@@ -71,9 +71,16 @@ ValidationCase read_case(const nlohmann::json& j, const std::string& file, const
   static_cast<void>(measured.optional_string("confidence"));
   r.skip("source");  // free-form citation object
   static_cast<void>(r.optional_string("notes"));
+  if (r.has("framework")) {
+    ObjectReader fw = r.object("framework");
+    c.framework = {fw.optional_string("name"), fw.optional_string("version"), fw.optional_string("date")};
+    fw.finish();
+  } else {
+    r.skip("framework");
+  }
   for (const auto& [key, v] : j.items()) {
     static const char* known[] = {"id", "tier", "model", "cluster", "gpus", "gpus_per_node", "parallel",
-                                  "training", "measured", "source", "notes"};
+                                  "training", "measured", "source", "notes", "framework"};
     if (std::find(std::begin(known), std::end(known), key) == std::end(known)) c.ignored.push_back(key);
   }
   return c;
@@ -197,7 +204,7 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
   return unmatched;
 }
 
-ResolvedCase resolve_case(const ValidationCase& c, const std::string& file) {
+ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, const Stack& stack) {
   ResolvedCase rc;
   Model& m = rc.model;
   const CaseModel& cm = c.model;
@@ -215,19 +222,30 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file) {
   ObjectReader where(dummy, file, c.pointer + "/model");
   check_model(m, where);
   rc.par = Parallel{.tp = c.tp, .pp = c.pp, .dp = c.dp, .cp = c.cp, .ep = c.ep, .vp = c.vp};
-  rc.par.zero_stage = c.zero_stage.value_or(1);
-  if (!c.zero_stage) rc.assumptions.push_back("zero_stage null -> 1 (Megatron distributed optimizer)");
-  rc.par.sequence_parallel = c.sequence_parallel.value_or(c.tp > 1);
-  if (!c.sequence_parallel) rc.assumptions.push_back(std::string("sequence_parallel null -> ") + (c.tp > 1 ? "on" : "off"));
-  rc.train.micro_batch = c.micro_batch.value_or(1);
-  if (!c.micro_batch) rc.assumptions.push_back("micro_batch null -> 1");
+  // A null field takes the stack's recipe default, else the README's generic rule.
+  const StackDefaults& d = stack.defaults;
+  std::string recipe = " (" + stack.label() + " recipes)";
+  auto note = [&](const std::string& field, const std::string& value, bool from_stack, const std::string& generic) {
+    rc.assumptions.push_back(field + " null -> " + value + (from_stack ? recipe : generic));
+  };
+  rc.par.zero_stage = c.zero_stage.value_or(d.zero_stage.value_or(1));
+  if (!c.zero_stage)
+    note("zero_stage", std::to_string(rc.par.zero_stage), d.zero_stage.has_value(), " (Megatron distributed optimizer)");
+  // (Sequence parallelism needs tensor parallelism: a stack that uses it does so when tp > 1.)
+  rc.par.sequence_parallel = c.sequence_parallel.value_or(d.sequence_parallel.value_or(true) && c.tp > 1);
+  if (!c.sequence_parallel) note("sequence_parallel", rc.par.sequence_parallel ? "on" : "off", d.sequence_parallel.has_value(), "");
+  rc.train.micro_batch = c.micro_batch.value_or(d.micro_batch.value_or(1));
+  if (!c.micro_batch) note("micro_batch", std::to_string(rc.train.micro_batch), d.micro_batch.has_value(), "");
   rc.train.global_batch = c.global_batch;
   rc.train.seq_len = c.seq_len;
-  rc.train.precision = c.precision.value_or(Dtype::bf16);
-  if (!c.precision) rc.assumptions.push_back("precision null -> bf16");
-  rc.auto_recompute = !c.recompute;
-  rc.train.recompute = c.recompute.value_or(Recompute::none);
-  if (!c.recompute) rc.assumptions.push_back("recompute null -> least that fits");
+  rc.train.precision = c.precision.value_or(d.precision.value_or(Dtype::bf16));
+  if (!c.precision) note("precision", to_string(rc.train.precision), d.precision.has_value(), "");
+  rc.auto_recompute = !c.recompute && !d.recompute;
+  rc.train.recompute = c.recompute.value_or(d.recompute.value_or(Recompute::none));
+  if (!c.recompute) {
+    if (d.recompute) note("recompute", to_string(*d.recompute), true, "");
+    else rc.assumptions.push_back("recompute null -> least that fits");
+  }
   for (const std::string& n : c.recipe_notes) rc.assumptions.push_back(n);
   for (const std::string& k : c.ignored) rc.assumptions.push_back("ignored unknown field \"" + k + "\"");
   return rc;

@@ -8,6 +8,7 @@
 
 #include "spec/job.h"
 #include "spec/model.h"
+#include "spec/stack.h"
 
 namespace dtsim::spec {
 
@@ -17,6 +18,12 @@ struct CaseModel {
   std::int64_t layers = 0, hidden = 0, heads = 0, ffn_hidden = 0;
   std::optional<std::int64_t> kv_heads, vocab, moe_experts, moe_topk, moe_ffn_hidden;
   Activation activation = Activation::gelu;
+};
+
+/// The training software a run used, as its source says (any field may be unknown).
+struct FrameworkRef {
+  std::optional<std::string> name, version, date;
+  bool operator==(const FrameworkRef&) const = default;
 };
 
 /// One published run as written in the file.
@@ -35,6 +42,7 @@ struct ValidationCase {
   std::optional<Recompute> recompute;  ///< automatic never appears here
   std::optional<Dtype> precision;
   double measured_s = 0;
+  FrameworkRef framework;
   std::vector<std::string> ignored;    ///< unknown top-level keys, reported not dropped silently
   std::vector<std::string> recipe_notes;  ///< nulls filled from a recipes file, with its source
 };
@@ -86,10 +94,12 @@ struct ResolvedCase {
   std::vector<std::string> assumptions;
 };
 
-/// Applies the README's rules for nulls (recompute: least that fits; zero_stage: 1; sequence
-/// parallel: on when tp > 1; micro_batch: 1; precision: bf16) and infers the architecture
-/// family the 11 keys leave open from the activation (gelu: Megatron GPT; swiglu: Llama;
-/// squared_relu: Nemotron). Throws SpecError naming the case's pointer when the model is invalid.
-[[nodiscard]] ResolvedCase resolve_case(const ValidationCase& c, const std::string& file);
+/// Fills the fields the case leaves null with what `stack`'s recipes of the time set (its
+/// defaults), then by the README's rules (recompute: least that fits; zero_stage: 1; sequence
+/// parallel: on when tp > 1; micro_batch: 1; precision: bf16), each noted as an assumption, and
+/// infers the architecture family the 11 keys leave open from the activation (gelu: Megatron GPT;
+/// swiglu: Llama; squared_relu: Nemotron). Throws SpecError naming the case's pointer when the
+/// model is invalid.
+[[nodiscard]] ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, const Stack& stack);
 
 }  // namespace dtsim::spec

@@ -5,6 +5,7 @@
 #include "engine/simulate.h"
 #include "spec/calibration.h"
 #include "spec/load.h"
+#include "spec/stack.h"
 
 using namespace dtsim;
 using Catch::Matchers::WithinRel;
@@ -17,6 +18,9 @@ struct Setup {
   spec::Calibration cal;
 };
 
+// The software of the A100 runs these cases come from: Megatron-LM of 2021.
+spec::Software a100_stack() { return spec::load_stack("megatron-lm@2021").software; }
+
 Setup gpt3_a100() {
   std::string root = DTSIM_SOURCE_DIR;
   Setup s{spec::load_model(root + "/models/gpt3-175b.json"), spec::load_cluster(root + "/topologies/dgx-a100.json"),
@@ -28,7 +32,7 @@ Setup gpt3_a100() {
 void compare(const Setup& st, spec::Parallel par, std::int64_t m, std::int64_t mbs, spec::Recompute rc) {
   spec::Training t{.micro_batch = mbs, .global_batch = m * mbs * par.dp, .seq_len = 2048,
                    .recompute = rc, .precision = spec::Dtype::fp16};
-  schedule::StepSpec s{&st.model, &st.cluster, par, t, &st.cal, st.cal.software};
+  schedule::StepSpec s{&st.model, &st.cluster, par, t, &st.cal, a100_stack()};
   engine::AnalyticalNetwork net(st.cluster, par, st.cal.collectives);
   auto exact = engine::simulate_step(s, net).result;
   auto fast = engine::estimate_step(s, net, 0);
@@ -66,7 +70,7 @@ TEST_CASE("engine::simulate_step: kernels run at the pace of the job's slowest G
     cal.compute.speed_spread = spread;
     spec::Parallel par{.tp = 8, .pp = 4, .dp = dp, .zero_stage = 1};
     spec::Training t{.micro_batch = 1, .global_batch = 16 * dp, .seq_len = 2048, .precision = spec::Dtype::fp16};
-    schedule::StepSpec s{&st.model, &st.cluster, par, t, &cal, cal.software};
+    schedule::StepSpec s{&st.model, &st.cluster, par, t, &cal, a100_stack()};
     engine::AnalyticalNetwork net(st.cluster, par, cal.collectives);
     return engine::simulate_step(s, net).result;
   };

@@ -7,6 +7,7 @@
 #include "plan/planner.h"
 #include "spec/job_rules.h"
 #include "spec/load.h"
+#include "spec/stack.h"
 
 using namespace dtsim;
 
@@ -27,7 +28,7 @@ Fixture load(const std::string& model, const std::string& cluster) {
 
 // A small space: Llama-3-8B on 16 H100s, gbs 32, seq 4096.
 plan::Request small_request(const Fixture& f) {
-  plan::Request r{&f.model, &f.cluster, &f.cal, f.cal.software, 16, 32, 4096};
+  plan::Request r{&f.model, &f.cluster, &f.cal, spec::load_stack("nemo@24.11").software, 16, 32, 4096};
   r.precision = spec::Dtype::bf16;
   r.grad_dtype = spec::Dtype::bf16;
   r.max_mbs = 2;

@@ -6,6 +6,7 @@
 #include "engine/simulate.h"
 #include "spec/calibration.h"
 #include "spec/load.h"
+#include "spec/stack.h"
 
 using namespace dtsim;
 using Catch::Matchers::WithinRel;
@@ -27,7 +28,7 @@ double bubble_fraction(std::int64_t p, std::int64_t v, std::int64_t m, bool over
   spec::Model model = small_model();
   spec::Cluster cluster = spec::load_cluster(std::string(DTSIM_SOURCE_DIR) + "/topologies/dgx-a100.json");
   spec::Calibration cal = spec::load_calibration(std::string(DTSIM_SOURCE_DIR) + "/calibration/dgx-a100.json");
-  spec::Software sw = cal.software;
+  spec::Software sw = spec::load_stack("megatron-lm@2021").software;
   sw.overlap_p2p_comm = overlap_p2p;
   schedule::StepSpec s{&model, &cluster, spec::Parallel{.tp = 1, .pp = p, .dp = 1, .vp = v},
                        spec::Training{.micro_batch = 1, .global_batch = m, .seq_len = 2048}, &cal, sw};
@@ -59,7 +60,7 @@ TEST_CASE("engine::simulate_step: breakdown sums to the step time, DP size does 
     schedule::StepSpec s{&model, &cluster, spec::Parallel{.tp = 8, .pp = 16, .dp = dp, .zero_stage = 1},
                          spec::Training{.micro_batch = 1, .global_batch = 64 * dp, .seq_len = 2048,
                                         .precision = spec::Dtype::fp16},
-                         &cal, cal.software};
+                         &cal, spec::load_stack("megatron-lm@2021").software};
     engine::AnalyticalNetwork net(cluster, s.par, cal.collectives);
     return engine::simulate_step(s, net);
   };
@@ -78,7 +79,7 @@ TEST_CASE("schedule::build_step: a p2p transfer starts once the receiver has pos
   spec::Calibration cal = spec::load_calibration(std::string(DTSIM_SOURCE_DIR) + "/calibration/dgx-a100.json");
   for (bool overlap : {false, true})
     for (std::int64_t v : {1, 2}) {
-      spec::Software sw = cal.software;
+      spec::Software sw = spec::load_stack("megatron-lm@2021").software;
       sw.overlap_p2p_comm = overlap;
       schedule::StepSpec s{&model, &cluster, spec::Parallel{.tp = 1, .pp = 4, .dp = 1, .vp = v},
                            spec::Training{.micro_batch = 1, .global_batch = 8, .seq_len = 2048}, &cal, sw};

@@ -28,8 +28,6 @@ double tflops_at(const spec::Calibration& cal, const spec::Gpu& gpu, double m, d
 // A minimal valid profile (round numbers), {X} replaced per test.
 const std::string kProfile = R"({
   "name": "test",
-  "software": {"attention": "flash", "tp_comm_overlap": false, "overlap_grad_reduce": true,
-               "overlap_param_gather": true, "overlap_p2p_comm": false, "fp32_grads": true},
   "compute": {
     "gemm": {"bf16": {"max_efficiency": 0.8, "mn_half": 1000000, "k_half": 256}},
     "flash_fwd_efficiency": 0.6, "flash_bwd_efficiency": 0.5, "memory_efficiency": 0.85,
@@ -146,12 +144,11 @@ TEST_CASE("spec::parse_calibration: error texts name file and pointer", "[spec]"
       Equals("cal.json:/collectives/inter_node/collnet: unknown key (expected one of: nvls, ring, tree)"));
   CHECK_THROWS_WITH(parse_calibration(with(R"("gemm": {"bf16")", R"("gemm": {"int8")"), "cal.json"),
                     Equals("cal.json:/compute/gemm/int8: unknown key (expected one of: bf16, fp16, fp32, fp8, tf32)"));
-  std::string no_software = kProfile;
-  auto from = no_software.find(R"("software")");
-  no_software.erase(from, no_software.find(R"("compute")") - from);
-  CHECK_THROWS_WITH(parse_calibration(no_software, "cal.json"), Equals("cal.json:/software: missing required key"));
-  CHECK_THROWS_WITH(parse_calibration(with(R"("attention": "flash")", R"("attention": "sdpa")"), "cal.json"),
-                    Equals("cal.json:/software/attention: expected one of flash, unfused, got \"sdpa\""));
+  // The software stack is not a hardware profile's business any more (calibration/stacks/).
+  CHECK_THROWS_WITH(parse_calibration(with(R"("compute": {)", R"("software": {"attention": "flash"}, "compute": {)"),
+                                      "cal.json"),
+                    Equals("cal.json:/software: expected no software section (a profile describes hardware; the "
+                           "training stack is --framework, calibration/stacks/), got one"));
   CHECK_THROWS_WITH(spec::load_calibration("/nonexistent/cal.json"),
                     Equals("--calibration: expected an existing file, got \"/nonexistent/cal.json\" (no such file)"));
 }

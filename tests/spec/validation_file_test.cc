@@ -17,6 +17,11 @@ using Catch::Matchers::Equals;
 using Catch::Matchers::VectorContains;
 
 namespace {
+// A stack whose recipes set nothing: the validation README's generic rules fill every null.
+const Stack kGeneric{.name = "generic", .version = "1", .since = "2020-01"};
+}  // namespace
+
+namespace {
 
 // One case in the shape of ../shared/validation/README.md: SC'21 Table 1's GPT 1.7B row
 // (Narayanan et al. 2021: 24 layers, hidden 2304, 24 heads, 32 GPUs, gbs 512, seq 2048),
@@ -54,7 +59,7 @@ TEST_CASE("spec::parse_validation_file: reads a case as written", "[spec]") {
   CHECK(c.recompute == Recompute::full);
   CHECK(c.measured_s == 3.5);
   CHECK(c.ignored.empty());  // "measured" tolerates extra keys such as tflops_per_gpu
-  ResolvedCase r = resolve_case(c, "v.json");
+  ResolvedCase r = resolve_case(c, "v.json", kGeneric);
   CHECK(r.par.zero_stage == 0);
   CHECK_FALSE(r.par.sequence_parallel);
   CHECK(r.train.micro_batch == 16);
@@ -88,7 +93,7 @@ TEST_CASE("spec::parse_validation_file: unknown top-level case keys are kept, no
   ValidationFile f = parse_validation_file(with(R"("notes": "test")", R"("notes": "test", "mfu": 0.4)"), "v.json");
   REQUIRE(f.cases.size() == 1);
   CHECK(f.cases[0].ignored == std::vector<std::string>{"mfu"});
-  ResolvedCase r = resolve_case(f.cases[0], "v.json");
+  ResolvedCase r = resolve_case(f.cases[0], "v.json", kGeneric);
   CHECK_THAT(r.assumptions, VectorContains(std::string("ignored unknown field \"mfu\"")));
 }
 
@@ -102,7 +107,7 @@ TEST_CASE("spec::resolve_case: nulls follow the README's rules and say so", "[sp
   t = with(t, R"("vocab": 51200)", R"("vocab": null)");
   t = with(t, R"("kv_heads": 24)", R"("kv_heads": null)");
   ValidationFile f = parse_validation_file(t, "v.json");
-  ResolvedCase r = resolve_case(f.cases[0], "v.json");
+  ResolvedCase r = resolve_case(f.cases[0], "v.json", kGeneric);
   // shared/validation/README.md: zero_stage null -> Megatron's distributed optimizer (stage 1).
   CHECK(r.par.zero_stage == 1);
   CHECK_THAT(r.assumptions, VectorContains(std::string("zero_stage null -> 1 (Megatron distributed optimizer)")));
@@ -126,12 +131,12 @@ TEST_CASE("spec::resolve_case: nulls follow the README's rules and say so", "[sp
 
   // tp = 1: sequence parallelism has nothing to split, so null -> off.
   std::string tp1 = with(with(t, R"("tp": 2)", R"("tp": 1)"), R"("dp": 16)", R"("dp": 32)");
-  ResolvedCase r1 = resolve_case(parse_validation_file(tp1, "v.json").cases[0], "v.json");
+  ResolvedCase r1 = resolve_case(parse_validation_file(tp1, "v.json").cases[0], "v.json", kGeneric);
   CHECK_FALSE(r1.par.sequence_parallel);
   CHECK_THAT(r1.assumptions, VectorContains(std::string("sequence_parallel null -> off")));
   // swiglu -> Llama family, 32,000-token SentencePiece vocabulary (Llama 2).
   std::string llama = with(t, R"("activation": "gelu")", R"("activation": "swiglu")");
-  ResolvedCase rl = resolve_case(parse_validation_file(llama, "v.json").cases[0], "v.json");
+  ResolvedCase rl = resolve_case(parse_validation_file(llama, "v.json").cases[0], "v.json", kGeneric);
   CHECK(rl.model.vocab == 32000);
   CHECK(rl.model.norm == Norm::rmsnorm);
 }
@@ -140,7 +145,7 @@ TEST_CASE("spec::resolve_case: nulls follow the README's rules and say so", "[sp
 // own key "kv_heads" (it once said "num_key_value_heads", the Hugging Face spelling).
 TEST_CASE("spec::resolve_case: an invalid model names the case's own key", "[spec]") {
   ValidationFile f = parse_validation_file(with(R"("kv_heads": 24)", R"("kv_heads": 7)"), "v.json");
-  CHECK_THROWS_WITH(resolve_case(f.cases[0], "v.json"),
+  CHECK_THROWS_WITH(resolve_case(f.cases[0], "v.json", kGeneric),
                     Equals("v.json:/cases/0/model/kv_heads: expected a divisor of heads (24), got 7"));
 }
 
@@ -171,7 +176,7 @@ TEST_CASE("spec::apply_recipes: fills nulls with their source, never overrides",
       "other": {"recompute": "none", "source": "elsewhere"}}})",
                                      "r.json");
   CHECK_THAT(apply_recipes(f, r), Equals(std::vector<std::string>{"other"}));  // unmatched ids returned
-  ResolvedCase rc = resolve_case(f.cases[0], "v.json");
+  ResolvedCase rc = resolve_case(f.cases[0], "v.json", kGeneric);
   CHECK(rc.train.recompute == Recompute::full);
   CHECK_FALSE(rc.auto_recompute);  // the recipe decides, not "least that fits"
   CHECK(rc.par.zero_stage == 0);

@@ -1,0 +1,149 @@
+#include "spec/stack.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "core/errors.h"
+#include "spec/json_reader.h"
+#include "spec/load.h"
+
+namespace dtsim::spec {
+namespace {
+
+// "YYYY-MM" with a month 01-12.
+bool is_month(const std::string& s) {
+  if (s.size() != 7 || s[4] != '-') return false;
+  for (std::size_t i : {0, 1, 2, 3, 5, 6})
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  int m = std::stoi(s.substr(5));
+  return m >= 1 && m <= 12;
+}
+
+// A run's date as a month to compare with "since": YYYY-MM as is, YYYY as its last month.
+std::optional<std::string> as_month(const std::string& date) {
+  if (is_month(date)) return date;
+  if (date.size() == 4 && std::all_of(date.begin(), date.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return date + "-12";
+  return std::nullopt;
+}
+
+Software read_software(ObjectReader r) {
+  Software s;
+  s.attention = static_cast<AttentionKernel>(r.choice("attention", {"flash", "unfused"}));
+  s.tp_comm_overlap = r.boolean("tp_comm_overlap");
+  s.overlap_grad_reduce = r.boolean("overlap_grad_reduce");
+  s.overlap_param_gather = r.boolean("overlap_param_gather");
+  s.overlap_p2p_comm = r.boolean("overlap_p2p_comm");
+  s.fp32_grads = r.boolean("fp32_grads");
+  r.finish();
+  return s;
+}
+
+StackDefaults read_defaults(ObjectReader r) {
+  StackDefaults d;
+  if (auto rc = r.optional_choice("recompute", {"none", "selective", "full"})) d.recompute = static_cast<Recompute>(*rc);
+  d.sequence_parallel = r.optional_boolean("sequence_parallel");
+  if (auto z = r.optional_integer("zero_stage", 0, 3)) d.zero_stage = static_cast<int>(*z);
+  if (auto p = r.optional_choice("precision", {"fp16", "bf16"})) d.precision = *p == 0 ? Dtype::fp16 : Dtype::bf16;
+  d.micro_batch = r.optional_integer("micro_batch", 1, 1 << 20);
+  r.finish();
+  return d;
+}
+
+Stack read_version(ObjectReader r, const std::string& name) {
+  Stack s{.name = name};
+  s.version = r.string("version");
+  s.since = r.string("since");
+  if (!is_month(s.since)) r.fail("since", "expected a month YYYY-MM, got \"" + s.since + "\"");
+  s.software = read_software(r.object("software"));
+  s.defaults = read_defaults(r.object("defaults"));
+  r.skip("sources");
+  r.skip("notes");
+  r.finish();
+  return s;
+}
+
+StackFamily load_family(const std::string& name, const std::string& flag) {
+  return load_spec("calibration/stacks", name, flag, parse_stack_family);
+}
+
+// The latest version out by `month`, or nullopt when all came later.
+std::optional<Stack> by_date(const StackFamily& f, const std::string& month) {
+  std::optional<Stack> out;
+  for (const Stack& s : f.versions)
+    if (s.since <= month) out = s;
+  return out;
+}
+
+}  // namespace
+
+const char* to_string(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "unfused"; }
+
+StackFamily parse_stack_family(const std::string& text, const std::string& file) {
+  nlohmann::json j = parse_json_text(text, file);
+  ObjectReader r(j, file, "");
+  StackFamily f;
+  f.name = r.string("name");
+  r.skip("description");
+  const nlohmann::json& versions = r.array("versions");
+  r.finish();
+  if (versions.empty()) r.fail("versions", "expected at least one version, got an empty array");
+  for (std::size_t i = 0; i < versions.size(); ++i) {
+    std::string ptr = r.pointer("versions") + "/" + std::to_string(i);
+    Stack s = read_version(ObjectReader(versions[i], file, ptr), f.name);
+    if (!f.versions.empty() && s.since < f.versions.back().since)
+      throw SpecError(file + ":" + ptr + "/since", "expected versions oldest first (since >= " +
+                                                       f.versions.back().since + "), got \"" + s.since + "\"");
+    for (const Stack& o : f.versions)
+      if (o.version == s.version) throw SpecError(file + ":" + ptr + "/version", "expected a new version, got \"" + s.version + "\" twice");
+    f.versions.push_back(s);
+  }
+  return f;
+}
+
+Stack load_stack(const std::string& spec, const std::string& flag) {
+  auto at = spec.find('@');
+  std::string name = spec.substr(0, at);
+  StackFamily f = load_family(name, flag);
+  if (at == std::string::npos) return f.versions.back();
+  std::string v = spec.substr(at + 1);
+  for (const Stack& s : f.versions)
+    if (s.version == v) return s;
+  std::string known;
+  for (const Stack& s : f.versions) known += (known.empty() ? "" : ", ") + s.version;
+  if (auto month = as_month(v))
+    if (auto s = by_date(f, *month)) return *s;
+  throw SpecError(flag, "expected a version of " + f.name + " (" + known + ") or a date YYYY[-MM] from " +
+                            f.versions.front().since + " on, got \"" + v + "\"");
+}
+
+Stack find_stack(const std::string& name, const std::optional<std::string>& version,
+                 const std::optional<std::string>& date, const std::string& where) {
+  std::string path = data_dir() + "/calibration/stacks/" + name + ".json";
+  std::error_code ec;
+  if (name.empty() || !std::filesystem::is_regular_file(path, ec)) {
+    std::string known;
+    for (const std::string& n : stack_names()) known += (known.empty() ? "" : ", ") + n;
+    throw SpecError(where, "expected a framework with a stack profile (" + known + "), got \"" + name + "\"");
+  }
+  StackFamily f = parse_stack_family(read_spec_text(path), path);
+  if (version)
+    for (const Stack& s : f.versions)
+      if (s.version == *version) return s;
+  if (date)
+    if (auto month = as_month(*date))
+      if (auto s = by_date(f, *month)) return *s;
+  return f.versions.back();
+}
+
+std::vector<std::string> stack_names() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(data_dir() + "/calibration/stacks", ec))
+    if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace dtsim::spec
