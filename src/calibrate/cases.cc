@@ -38,6 +38,12 @@ spec::Stack case_stack(const spec::ValidationCase& vc, const std::string& file, 
     notes.push_back(std::string("framework null -> ") + spec::kDefaultFramework + " (latest)");
     return spec::load_stack(spec::kDefaultFramework);
   }
+  std::vector<std::string> known = spec::stack_names();
+  if (std::find(known.begin(), known.end(), *f.name) == known.end()) {
+    notes.push_back("framework " + *f.name + " has no stack profile (calibration/stacks/): simulated as " +
+                    spec::kDefaultFramework + " (latest)");
+    return spec::load_stack(spec::kDefaultFramework);
+  }
   spec::Stack s = spec::find_stack(*f.name, f.version, f.date, file + ":" + vc.pointer + "/framework/name");
   notes.push_back("stack " + s.label() + " (framework " + *f.name + (f.version ? " " + *f.version : "") +
                   (f.date ? ", " + *f.date : "") + ")");
@@ -53,7 +59,10 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
   p.resolved.assumptions.insert(p.resolved.assumptions.begin(), stack_notes.begin(), stack_notes.end());
   spec::ResolvedCase& rc = p.resolved;
   p.cluster = spec::load_cluster(vc.cluster, file + ":" + vc.pointer + "/cluster");
-  if (p.cluster.gpus_per_node != vc.gpus_per_node)
+  if (vc.gpus_per_node == 0)
+    p.resolved.assumptions.push_back("gpus_per_node null -> " + std::to_string(p.cluster.gpus_per_node) + " (" +
+                                     p.cluster.name + ")");
+  else if (p.cluster.gpus_per_node != vc.gpus_per_node)
     throw SpecError(file + ":" + vc.pointer + "/gpus_per_node", "expected " + std::to_string(p.cluster.gpus_per_node) +
                                                                     " (the " + p.cluster.name + " preset), got " +
                                                                     std::to_string(vc.gpus_per_node));
@@ -104,6 +113,10 @@ PreparedCase prepare_case(const spec::ValidationCase& vc, const std::string& fil
   p.outcome = {.id = vc.id, .tier = vc.tier, .measured_s = vc.measured_s};
   p.gpus = vc.gpus;
   p.outcome.gpus = vc.gpus;
+  if (!vc.invalid.empty()) {  // the case could not even be read: reported with that reason
+    p.outcome.failure = vc.invalid;
+    return p;
+  }
   try {
     prepare(p, vc, file, profile, stack);
   } catch (const SpecError& e) {

@@ -1,7 +1,9 @@
 #include "spec/load.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <vector>
 
 #include "core/errors.h"
 #include "spec/json_reader.h"
@@ -27,10 +29,12 @@ std::string resolve_preset(const std::string& subdir, const std::string& name_or
   fs::path preset = fs::path(data_dir()) / subdir / (name_or_path + ".json");
   if (!looks_like_path && fs::is_regular_file(preset, ec)) return preset.string();
   if (looks_like_path) throw SpecError(flag, "expected an existing file, got \"" + name_or_path + "\" (no such file)");
+  std::vector<std::string> names;  // sorted: the message is the same on every filesystem
+  for (const auto& e : fs::directory_iterator(fs::path(data_dir()) / subdir, ec))
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
   std::string known;
-  for (const auto& e : fs::directory_iterator(fs::path(data_dir()) / subdir, ec)) {
-    if (e.path().extension() == ".json") known += (known.empty() ? "" : ", ") + e.path().stem().string();
-  }
+  for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
   throw SpecError(flag, "expected a preset name (" + (known.empty() ? "none found in " + (fs::path(data_dir()) / subdir).string() : known) +
                             ") or a file path, got \"" + name_or_path + "\"");
 }

@@ -13,15 +13,28 @@ namespace {
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
 
-CaseModel read_model(ObjectReader r) {
+// An integer that may be null: its value, else `fallback` with a note "KEY null -> VALUE (why)".
+std::int64_t or_filled(ObjectReader& r, const std::string& key, std::int64_t min, std::int64_t max,
+                       std::int64_t fallback, const std::string& why, std::vector<std::string>& notes) {
+  if (auto v = r.optional_integer(key, min, max)) return *v;
+  notes.push_back(key + " null -> " + std::to_string(fallback) + " (" + why + ")");
+  return fallback;
+}
+
+CaseModel read_model(ObjectReader r, std::vector<std::string>& notes) {
   CaseModel m;
-  m.name = r.string("name");
+  m.name = r.optional_string("name").value_or("");
   m.layers = r.integer("layers", 1, 100000);
   m.hidden = r.integer("hidden", 1, kMax);
-  m.heads = r.integer("heads", 1, kMax);
+  m.heads = or_filled(r, "heads", 1, kMax, std::max<std::int64_t>(1, m.hidden / 128), "head dimension 128", notes);
   m.kv_heads = r.optional_integer("kv_heads", 1, kMax);
-  m.ffn_hidden = r.integer("ffn_hidden", 1, kMax);
-  m.activation = static_cast<Activation>(r.choice("activation", {"gelu", "relu", "squared_relu", "swiglu", "gated_gelu"}));
+  auto act = r.optional_choice("activation", {"gelu", "relu", "squared_relu", "swiglu", "gated_gelu"});
+  if (!act) notes.push_back("activation null -> gelu (Megatron GPT)");
+  m.activation = static_cast<Activation>(act.value_or(0));
+  bool gated = m.activation == Activation::swiglu || m.activation == Activation::gated_gelu;
+  // Gated MLPs: Llama's rule, 2/3 of 4h rounded up to a multiple of 256 (7B: 11008; 13B: 13824).
+  std::int64_t ffn = gated ? 256 * ((8 * m.hidden / 3 + 255) / 256) : 4 * m.hidden;
+  m.ffn_hidden = or_filled(r, "ffn_hidden", 1, kMax, ffn, gated ? "Llama's 2/3 of 4h, multiple of 256" : "4h", notes);
   m.vocab = r.optional_integer("vocab", 1, kMax);
   m.moe_experts = r.optional_integer("moe_experts", 1, 1 << 16);
   m.moe_topk = r.optional_integer("moe_topk", 1, 1 << 16);
@@ -30,13 +43,21 @@ CaseModel read_model(ObjectReader r) {
   return m;
 }
 
-void read_parallel(ObjectReader r, ValidationCase& c) {
-  c.tp = r.integer("tp", 1, 1 << 16);
-  c.pp = r.integer("pp", 1, 1 << 16);
-  c.dp = r.integer("dp", 1, 1 << 24);
-  c.cp = r.integer("cp", 1, 1 << 16);
-  c.ep = r.integer("ep", 1, 1 << 16);
-  c.vp = r.integer("vp", 1, 1 << 10);
+void read_parallel(ObjectReader r, ValidationCase& c, std::optional<std::int64_t> gpus) {
+  auto& n = c.filled;
+  c.tp = or_filled(r, "tp", 1, 1 << 16, 1, "no tensor parallelism", n);
+  c.pp = or_filled(r, "pp", 1, 1 << 16, 1, "no pipeline parallelism", n);
+  c.cp = or_filled(r, "cp", 1, 1 << 16, 1, "no context parallelism", n);
+  std::int64_t mp = c.tp * c.pp * c.cp;
+  if (auto dp = r.optional_integer("dp", 1, 1 << 24)) {
+    c.dp = *dp;
+  } else {
+    if (!gpus) r.fail("dp", "expected a value, or gpus to derive it from, got null");
+    c.dp = std::max<std::int64_t>(1, *gpus / mp);
+    n.push_back("dp null -> " + std::to_string(c.dp) + " (gpus / (tp pp cp))");
+  }
+  c.ep = or_filled(r, "ep", 1, 1 << 16, 1, "no expert parallelism", n);
+  c.vp = or_filled(r, "vp", 1, 1 << 10, 1, "no interleaving", n);
   if (auto z = r.optional_integer("zero_stage", 0, 3)) c.zero_stage = static_cast<int>(*z);
   c.sequence_parallel = r.optional_boolean("sequence_parallel");
   r.finish();
@@ -45,24 +66,24 @@ void read_parallel(ObjectReader r, ValidationCase& c) {
 void read_training(ObjectReader r, ValidationCase& c) {
   c.micro_batch = r.optional_integer("micro_batch", 1, 1 << 20);
   c.global_batch = r.integer("global_batch", 1, 1 << 30);
-  c.seq_len = r.integer("seq_len", 1, 1 << 24);
+  c.seq_len = or_filled(r, "seq_len", 1, 1 << 24, 2048, "GPT-3's", c.filled);
   if (auto rc = r.optional_choice("recompute", {"none", "selective", "full"})) c.recompute = static_cast<Recompute>(*rc);
   if (auto p = r.optional_choice("precision", {"fp16", "bf16", "fp8"}))
     c.precision = *p == 0 ? Dtype::fp16 : *p == 1 ? Dtype::bf16 : Dtype::fp8;
   r.finish();
 }
 
-ValidationCase read_case(const nlohmann::json& j, const std::string& file, const std::string& ptr) {
+void read_case_into(ValidationCase& c, const nlohmann::json& j, const std::string& file, const std::string& ptr) {
   ObjectReader r(j, file, ptr);
-  ValidationCase c;
-  c.pointer = ptr;
   c.id = r.string("id");
   c.tier = r.optional_string("tier").value_or("");
-  c.model = read_model(r.object("model"));
+  c.model = read_model(r.object("model"), c.filled);
   c.cluster = r.string("cluster");
-  c.gpus = r.integer("gpus", 1, 1 << 24);
-  c.gpus_per_node = r.integer("gpus_per_node", 1, 1024);
-  read_parallel(r.object("parallel"), c);
+  std::optional<std::int64_t> gpus = r.optional_integer("gpus", 1, 1 << 24);
+  c.gpus_per_node = r.optional_integer("gpus_per_node", 1, 1024).value_or(0);  // 0: the cluster's
+  read_parallel(r.object("parallel"), c, gpus);
+  c.gpus = gpus.value_or(c.tp * c.pp * c.dp * c.cp);
+  if (!gpus) c.filled.push_back("gpus null -> " + std::to_string(c.gpus) + " (tp pp dp cp)");
   read_training(r.object("training"), c);
   ObjectReader measured = r.object("measured");
   c.measured_s = measured.positive("iteration_s");
@@ -82,6 +103,27 @@ ValidationCase read_case(const nlohmann::json& j, const std::string& file, const
     static const char* known[] = {"id", "tier", "model", "cluster", "gpus", "gpus_per_node", "parallel",
                                   "training", "measured", "source", "notes", "framework"};
     if (std::find(std::begin(known), std::end(known), key) == std::end(known)) c.ignored.push_back(key);
+  }
+}
+
+// A case as read; one that cannot be read keeps what it could (its id, else "#N") and the reason.
+ValidationCase read_case(const nlohmann::json& j, const std::string& file, const std::string& ptr, std::size_t i) {
+  ValidationCase c;
+  c.pointer = ptr;
+  try {
+    read_case_into(c, j, file, ptr);
+  } catch (const SpecError& e) {
+    // Keep what identifies the case in the report: its id, tier and measured time, when readable.
+    auto text = [&](const char* key) -> std::optional<std::string> {
+      if (j.is_object() && j.contains(key) && j.at(key).is_string()) return j.at(key).get<std::string>();
+      return std::nullopt;
+    };
+    c.id = text("id").value_or("#" + std::to_string(i));
+    c.tier = text("tier").value_or("");
+    const nlohmann::json* m = j.is_object() && j.contains("measured") ? &j.at("measured") : nullptr;
+    if (m && m->is_object() && m->contains("iteration_s") && m->at("iteration_s").is_number())
+      c.measured_s = m->at("iteration_s").get<double>();
+    c.invalid = e.what();
   }
   return c;
 }
@@ -126,7 +168,8 @@ ValidationFile parse_validation_file(const std::string& text, const std::string&
   const nlohmann::json& cases = r.array("cases");
   r.finish();
   ValidationFile f{file, {}};
-  for (std::size_t i = 0; i < cases.size(); ++i) f.cases.push_back(read_case(cases[i], file, "/cases/" + std::to_string(i)));
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    f.cases.push_back(read_case(cases[i], file, "/cases/" + std::to_string(i), i));
   return f;
 }
 
@@ -247,6 +290,7 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
     else rc.assumptions.push_back("recompute null -> least that fits");
   }
   for (const std::string& n : c.recipe_notes) rc.assumptions.push_back(n);
+  for (const std::string& n : c.filled) rc.assumptions.push_back(n);
   for (const std::string& k : c.ignored) rc.assumptions.push_back("ignored unknown field \"" + k + "\"");
   return rc;
 }

@@ -44,6 +44,8 @@ struct ValidationCase {
   double measured_s = 0;
   FrameworkRef framework;
   std::vector<std::string> ignored;    ///< unknown top-level keys, reported not dropped silently
+  std::vector<std::string> filled;     ///< null fields filled by generic rules while reading (noted)
+  std::string invalid;                 ///< why the case cannot be simulated (empty: it can)
   std::vector<std::string> recipe_notes;  ///< nulls filled from a recipes file, with its source
 };
 
@@ -53,7 +55,12 @@ struct ValidationFile {
   std::vector<ValidationCase> cases;
 };
 
-/// Parses a validation file; throws SpecError (file + JSON pointer) on a malformed one.
+/// Parses a validation file. A malformed file (not JSON, wrong schema, no "cases" array) throws
+/// SpecError (file + JSON pointer); a malformed case does not: it comes back with `invalid` set to
+/// the error, in its place, so the others are still predicted. Nulls that a generic rule can fill
+/// are filled and noted in `filled`: heads (hidden / 128), ffn_hidden (4h, or Llama's
+/// 256 * ceil(8h/3/256) for gated MLPs), activation (gelu), tp, pp, cp, ep, vp (1), dp (gpus /
+/// (tp pp cp)), gpus (tp pp dp cp), seq_len (2048).
 [[nodiscard]] ValidationFile parse_validation_file(const std::string& text, const std::string& file);
 /// Reads and parses a file.
 [[nodiscard]] ValidationFile load_validation_file(const std::string& path);

@@ -275,6 +275,44 @@ TEST_CASE("cli validate: an invalid case is reported with its reason, not skippe
   CHECK(j.at("summary").at("n") == 0);
 }
 
+TEST_CASE("cli validate: a file of incomplete cases reports every one of them, exit 0", "[cli]") {
+  TempDir tmp;
+  // A readable case, one with a null layer count, one on an unknown cluster, one in fp4 (not
+  // modelled), one whose framework has no stack profile, and one that is not even an object.
+  auto one = [](const std::string& id, const std::string& layers, const std::string& cluster,
+                const std::string& precision, const std::string& framework) {
+    return R"({"id": ")" + id + R"(", "model": {"name": "GPT 1.7B", "layers": )" + layers + R"(, "hidden": 2304,
+      "heads": 24, "kv_heads": 24, "ffn_hidden": 9216, "activation": "gelu", "vocab": 51200, "moe_experts": null,
+      "moe_topk": null, "moe_ffn_hidden": null}, "cluster": ")" + cluster + R"(", "gpus": 8, "gpus_per_node": 8,
+      "parallel": {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "ep": 1, "vp": 1, "zero_stage": 1, "sequence_parallel": false},
+      "training": {"micro_batch": 4, "global_batch": 64, "seq_len": 2048, "recompute": "none", "precision": ")" +
+           precision + R"("}, "measured": {"iteration_s": 1.0}, "framework": {"name": ")" + framework +
+           R"(", "version": null, "date": "2021"}})";
+  };
+  std::string path = tmp.write("v.json", R"({"schema": "dtsim-validation-cases/1", "cases": [)" +
+                                             one("ok", "24", "dgx-a100", "fp16", "megatron-lm") + "," +
+                                             one("no-layers", "null", "dgx-a100", "fp16", "megatron-lm") + "," +
+                                             one("no-cluster", "24", "dgx-z1", "fp16", "megatron-lm") + "," +
+                                             one("fp4", "24", "dgx-a100", "fp4", "megatron-lm") + "," +
+                                             one("other-stack", "24", "dgx-a100", "fp16", "colossalai") + ", 7]}");
+  json j = run_json("validate '" + path + "' --json");
+  const json& c = j.at("cases");
+  REQUIRE(c.size() == 6);
+  CHECK(c[0].at("error_pct").is_number());
+  CHECK_THAT(c[1].at("reason").get<std::string>(), Contains("/cases/1/model/layers: expected a value, got null"));
+  CHECK_THAT(c[2].at("reason").get<std::string>(), Contains("/cases/2/cluster") && Contains("dgx-z1"));
+  CHECK_THAT(c[3].at("reason").get<std::string>(), Contains("/cases/3/training/precision") && Contains("fp4"));
+  CHECK(c[4].at("error_pct").is_number());  // simulated on the default stack, and said so
+  bool said = false;
+  for (const json& a : c[4].at("assumptions")) said |= a.get<std::string>().find("colossalai has no stack profile") != std::string::npos;
+  CHECK(said);
+  CHECK(c[5].at("id") == "#5");
+  CHECK_THAT(c[5].at("reason").get<std::string>(), Contains("/cases/5"));
+  CHECK(j.at("summary").at("n") == 2);
+  // Only a file that cannot be read as a whole is an error.
+  check_bad("validate '" + tmp.write("bad.json", "{\"schema\": 3}") + "'", Contains("/schema"));
+}
+
 TEST_CASE("cli simulate --trace: writes a Chrome trace", "[cli]") {
   TempDir tmp;
   std::string trace = (tmp.dir / "step.json").string();

@@ -70,23 +70,45 @@ TEST_CASE("spec::parse_validation_file: reads a case as written", "[spec]") {
 }
 
 TEST_CASE("spec::parse_validation_file: error texts name file and pointer", "[spec]") {
+  // A malformed file is an error...
   CHECK_THROWS_WITH(parse_validation_file(with("dtsim-validation-cases/1", "x"), "v.json"),
                     Equals("v.json:/schema: expected \"dtsim-validation-cases/1\", got \"x\""));
-  CHECK_THROWS_WITH(parse_validation_file(with(R"("vp": 1,)", R"("vp": 1, "fsdp": 2,)"), "v.json"),
-                    Equals("v.json:/cases/0/parallel/fsdp: unknown key (expected one of: cp, dp, ep, pp, "
-                           "sequence_parallel, tp, vp, zero_stage)"));
   CHECK_THROWS_WITH(parse_validation_file(with(R"("schema")", R"("version": 2, "schema")"), "v.json"),
                     Equals("v.json:/version: unknown key (expected one of: cases, schema)"));
-  CHECK_THROWS_WITH(parse_validation_file(with(R"("zero_stage": 0)", R"("zero_stage": 4)"), "v.json"),
-                    Equals("v.json:/cases/0/parallel/zero_stage: expected an integer in [0, 3], got 4"));
-  CHECK_THROWS_WITH(parse_validation_file(with(R"("iteration_s": 3.5)", R"("iteration_s": -1)"), "v.json"),
-                    Equals("v.json:/cases/0/measured/iteration_s: expected a number > 0, got -1"));
-  CHECK_THROWS_WITH(parse_validation_file(with(R"("recompute": "full")", R"("recompute": "auto")"), "v.json"),
-                    Equals("v.json:/cases/0/training/recompute: expected one of none, selective, full, got \"auto\""));
-  CHECK_THROWS_WITH(parse_validation_file(with(R"("layers": 24, )", ""), "v.json"),
-                    Equals("v.json:/cases/0/model/layers: missing required key"));
   CHECK_THROWS_WITH(parse_validation_file(R"({"schema": "dtsim-validation-cases/1", "cases": {}})", "v.json"),
                     Equals("v.json:/cases: expected an array, got an object"));
+  // ... a malformed case is reported in its place with the same kind of text, the file still read.
+  auto invalid = [](const std::string& text) { return parse_validation_file(text, "v.json").cases.at(0).invalid; };
+  CHECK_THAT(invalid(with(R"("vp": 1,)", R"("vp": 1, "fsdp": 2,)")),
+             Equals("v.json:/cases/0/parallel/fsdp: unknown key (expected one of: cp, dp, ep, pp, "
+                    "sequence_parallel, tp, vp, zero_stage)"));
+  CHECK_THAT(invalid(with(R"("zero_stage": 0)", R"("zero_stage": 4)")),
+             Equals("v.json:/cases/0/parallel/zero_stage: expected an integer in [0, 3], got 4"));
+  CHECK_THAT(invalid(with(R"("iteration_s": 3.5)", R"("iteration_s": -1)")),
+             Equals("v.json:/cases/0/measured/iteration_s: expected a number > 0, got -1"));
+  CHECK_THAT(invalid(with(R"("recompute": "full")", R"("recompute": "auto")")),
+             Equals("v.json:/cases/0/training/recompute: expected one of none, selective, full, got \"auto\""));
+  CHECK_THAT(invalid(with(R"("layers": 24, )", "")), Equals("v.json:/cases/0/model/layers: missing required key"));
+  CHECK(parse_validation_file(with(R"("layers": 24, )", ""), "v.json").cases.at(0).id == "c0");  // still named
+}
+
+TEST_CASE("spec::parse_validation_file: nulls a generic rule fills are filled and noted", "[spec]") {
+  // GPT with heads, ffn_hidden, activation, tp, pp, dp, cp, ep, vp, gpus_per_node and seq_len null.
+  std::string t = with(with(with(with(R"("heads": 24)", R"("heads": null)"), R"("ffn_hidden": 9216)", R"("ffn_hidden": null)"),
+                            R"("tp": 2)", R"("tp": null)"),
+                       R"("dp": 16)", R"("dp": null)");
+  ValidationCase c = parse_validation_file(t, "v.json").cases.at(0);
+  REQUIRE(c.invalid.empty());
+  CHECK(c.model.heads == 2304 / 128);       // head dimension 128
+  CHECK(c.model.ffn_hidden == 4 * 2304);    // 4h for a GeLU MLP
+  CHECK(c.tp == 1);
+  CHECK(c.dp == 32);                         // gpus / (tp pp cp) = 32 / 1
+  CHECK_THAT(c.filled, VectorContains(std::string("heads null -> 18 (head dimension 128)")));
+  CHECK_THAT(c.filled, VectorContains(std::string("dp null -> 32 (gpus / (tp pp cp))")));
+  // Gated MLPs take Llama's rule: h = 4096 -> 256 * ceil(8 * 4096 / 3 / 256) = 11008 (Llama 2 7B).
+  std::string llama = with(with(with(t, R"("hidden": 2304)", R"("hidden": 4096)"), R"("activation": "gelu")",
+                                R"("activation": "swiglu")"), R"("heads": null)", R"("heads": 32)");
+  CHECK(parse_validation_file(llama, "v.json").cases.at(0).model.ffn_hidden == 11008);
 }
 
 TEST_CASE("spec::parse_validation_file: unknown top-level case keys are kept, not dropped", "[spec]") {
