@@ -54,6 +54,7 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
              const std::optional<spec::Calibration>& profile, const std::optional<spec::Stack>& stack) {
   std::vector<std::string> stack_notes;
   p.stack = stack ? *stack : case_stack(vc, file, stack_notes);
+  p.outcome.stack = p.stack.label();
   if (stack) stack_notes.push_back("stack " + p.stack.label() + " (--framework)");
   p.resolved = spec::resolve_case(vc, file, p.stack);
   p.resolved.assumptions.insert(p.resolved.assumptions.begin(), stack_notes.begin(), stack_notes.end());
@@ -67,10 +68,8 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
                                                                     " (the " + p.cluster.name + " preset), got " +
                                                                     std::to_string(vc.gpus_per_node));
   p.calibration = profile ? *profile : spec::load_calibration(p.cluster.calibration, file + ":" + vc.pointer + "/cluster");
-  const spec::Calibration& cal = p.calibration;
   const spec::Software& sw = p.stack.software;
-  rc.train.grad_dtype = sw.fp32_grads ? spec::Dtype::fp32
-                        : rc.train.precision == spec::Dtype::fp16 ? spec::Dtype::fp16 : spec::Dtype::bf16;
+  rc.train.grad_dtype = spec::main_grad_dtype(sw, rc.train.precision);
   if (rc.auto_recompute) pick_recompute(rc, p.cluster, sw.attention);
   spec::FieldNamer namer = [&](const std::string& f) {
     std::string section = (f == "gbs" || f == "seq" || f == "precision" || f == "mbs") ? "/training/" : "/parallel/";
@@ -110,7 +109,8 @@ ErrorSummary summarize(const std::vector<CaseOutcome>& cases) {
 PreparedCase prepare_case(const spec::ValidationCase& vc, const std::string& file,
                           const std::optional<spec::Calibration>& profile, const std::optional<spec::Stack>& stack) {
   PreparedCase p;
-  p.outcome = {.id = vc.id, .tier = vc.tier, .measured_s = vc.measured_s};
+  p.outcome = {.id = vc.id, .tier = vc.tier, .framework = vc.framework.name.value_or("(none)"),
+               .measured_s = vc.measured_s};
   p.gpus = vc.gpus;
   p.outcome.gpus = vc.gpus;
   if (!vc.invalid.empty()) {  // the case could not even be read: reported with that reason

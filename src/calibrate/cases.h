@@ -16,6 +16,8 @@ namespace dtsim::calibrate {
 struct CaseOutcome {
   std::string id;
   std::string tier;
+  std::string framework;                ///< as the case names it ("(none)" when null)
+  std::string stack;                    ///< the stack profile simulated with, "nemo@24.11"
   double measured_s = 0;
   std::optional<double> predicted_s;
   std::string failure;                  ///< why no prediction (invalid config, does not fit)

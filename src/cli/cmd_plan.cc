@@ -59,14 +59,15 @@ int run_plan(const PlanArgs& a) {
   spec::Model model = spec::load_model(a.job.model, "--model");
   spec::Cluster cluster = spec::load_cluster(a.job.cluster, "--cluster");
   spec::Calibration cal = resolve_calibration(a.job, cluster);
-  plan::Request r{&model, &cluster, &cal, resolve_software(a.job, resolve_stack(a.job).software), a.job.gpus, a.job.gbs, a.job.seq};
+  spec::Stack stack = resolve_stack(a.job);
+  plan::Request r{&model, &cluster, &cal, resolve_software(a.job, stack.software), a.job.gpus, a.job.gbs, a.job.seq};
   JobFlags probe = a.job;
   r.precision = a.job.precision == "fp16" ? spec::Dtype::fp16 : a.job.precision == "fp8" ? spec::Dtype::fp8 : spec::Dtype::bf16;
   if (a.job.precision != "fp16" && a.job.precision != "bf16" && a.job.precision != "fp8")
     throw SpecError("--precision", "expected one of fp16, bf16, fp8, got \"" + a.job.precision + "\"");
   spec::Dtype sixteen = r.precision == spec::Dtype::fp16 ? spec::Dtype::fp16 : spec::Dtype::bf16;
-  r.grad_dtype = a.job.grad_dtype == "fp32" ? spec::Dtype::fp32 : a.job.grad_dtype.empty()
-                     ? (r.software.fp32_grads ? spec::Dtype::fp32 : sixteen) : sixteen;
+  r.grad_dtype = a.job.grad_dtype == "fp32" ? spec::Dtype::fp32
+                 : a.job.grad_dtype.empty() ? spec::main_grad_dtype(r.software, r.precision) : sixteen;
   r.max_tp = a.max_tp;
   r.max_mbs = a.max_mbs;
   for (const std::string& f : a.fix) parse_fix(f, r);
@@ -86,9 +87,10 @@ int run_plan(const PlanArgs& a) {
       std::cerr << "\rsimulating " << done << "/" << total << (done == total ? "\n" : "") << std::flush;
     };
   }
+  calibrate::Uncertainty u = job_uncertainty(a.job, cluster, stack.name, r.gpus, r.precision);
   plan::Plan p = plan::plan(r, o);
   auto fmt = a.job.json ? report::PlanFormat::json : a.csv ? report::PlanFormat::csv : report::PlanFormat::text;
-  std::cout << report::plan_report(r, p, o, a.top, fmt);
+  std::cout << report::plan_report(r, p, o, u, a.top, fmt);
   return 0;
 }
 
@@ -98,6 +100,7 @@ void add_plan(CLI::App& app, Action& action) {
   auto a = std::make_shared<PlanArgs>();
   CLI::App* p = app.add_subcommand("plan", "Find the fastest layouts that fit, and explain the choice");
   add_job_flags(*p, a->job, false);
+  add_residuals_flag(*p, a->job);
   p->add_option("--top", a->top, "Configs to print")->check(CLI::Range(1, 100000));
   p->add_flag("--csv", a->csv, "Print CSV");
   p->add_option("--max-tp", a->max_tp, "Largest TP degree (default: GPUs per node)")->check(CLI::Range(1, 1 << 16));

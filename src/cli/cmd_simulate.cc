@@ -25,7 +25,7 @@ void choose_recompute(Job& j) {
 }
 
 report::JobView view(const Job& j) {
-  return {&j.model, &j.cluster, j.calibration.name, j.gpus, j.par, j.train, j.software,
+  return {&j.model, &j.cluster, j.calibration.name, j.gpus, j.par, j.train, j.software, j.stack.label(),
           j.calibration.compute.speed_spread, j.notes};
 }
 
@@ -40,10 +40,12 @@ void add_simulate(CLI::App& app, Action& action) {
   auto args = std::make_shared<SimulateArgs>();
   CLI::App* sim = app.add_subcommand("simulate", "Simulate one optimizer step of a training job");
   add_job_flags(*sim, args->flags, true);
+  add_residuals_flag(*sim, args->flags);
   sim->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto) of the step to FILE");
   sim->callback([args, &action] {
     action = [args] {
       Job j = resolve_job(args->flags);
+      calibrate::Uncertainty u = job_uncertainty(args->flags, j.cluster, j.stack.name, j.gpus, j.train.precision);
       choose_recompute(j);
       schedule::StepSpec s{&j.model, &j.cluster, j.par, j.train, &j.calibration, j.software};
       engine::AnalyticalNetwork net(j.cluster, j.par, j.calibration.collectives);
@@ -54,7 +56,7 @@ void add_simulate(CLI::App& app, Action& action) {
         if (!out) throw SpecError("--trace", "expected a writable file path, got \"" + args->trace + "\"");
         out << report::chrome_trace(sim);
       }
-      std::cout << report::simulate_report(view(j), sim.result, mem, args->flags.json);
+      std::cout << report::simulate_report(view(j), sim.result, mem, u, args->flags.json);
       return 0;
     };
   });

@@ -1,9 +1,12 @@
 // `dtsim validate FILE`: predicted vs measured step time of published (or your own) runs.
+#include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "calibrate/cases.h"
+#include "calibrate/residuals.h"
 #include "cli/commands.h"
+#include "core/errors.h"
 #include "report/validate_report.h"
 #include "spec/load.h"
 #include "spec/validation_file.h"
@@ -15,10 +18,28 @@ struct ValidateArgs {
   std::string file;
   std::string recipes;
   std::string calibration;
+  std::string residuals;
   bool no_recipes = false;
   bool json = false;
   bool verbose = false;
 };
+
+// The command that produced the residuals, without date or paths of the binary: what a reader
+// runs to regenerate them.
+std::string provenance(const ValidateArgs& a) {
+  std::string s = "dtsim validate " + a.file;
+  if (!a.recipes.empty()) s += " --recipes " + a.recipes;
+  if (a.no_recipes) s += " --no-recipes";
+  if (!a.calibration.empty()) s += " --calibration " + a.calibration;
+  return s;
+}
+
+void write_residuals(const ValidateArgs& a, const std::vector<calibrate::PreparedCase>& prepared,
+                     const std::vector<calibrate::CaseOutcome>& outcomes) {
+  std::ofstream out(a.residuals);
+  if (!out) throw SpecError("--residuals", "expected a writable file path, got \"" + a.residuals + "\"");
+  out << spec::residuals_file_text(calibrate::residuals_file(prepared, outcomes, provenance(a)));
+}
 
 }  // namespace
 
@@ -35,6 +56,9 @@ void add_validate(CLI::App& app, Action& action) {
   v->add_option("--calibration", args->calibration,
                 "Simulate every case with this profile (preset or file, e.g. from dtsim calibrate) instead of "
                 "its cluster's");
+  v->add_option("--residuals", args->residuals,
+                "Also write each predicted case's error to this dtsim-residuals/1 file (what simulate and plan "
+                "read for their intervals)");
   v->callback([args, &action] {
     action = [args] {
       spec::ValidationFile f = spec::load_validation_file(args->file);
@@ -54,9 +78,13 @@ void add_validate(CLI::App& app, Action& action) {
       }
       std::optional<spec::Calibration> profile;
       if (!args->calibration.empty()) profile = spec::load_calibration(args->calibration);
+      std::vector<calibrate::PreparedCase> prepared;
       std::vector<report::CaseOutcome> outcomes;
-      for (const auto& c : f.cases)
-        outcomes.push_back(calibrate::simulate_case(calibrate::prepare_case(c, args->file, profile)));
+      for (const auto& c : f.cases) {
+        prepared.push_back(calibrate::prepare_case(c, args->file, profile));
+        outcomes.push_back(calibrate::simulate_case(prepared.back()));
+      }
+      if (!args->residuals.empty()) write_residuals(*args, prepared, outcomes);
       std::cout << report::validate_report(outcomes, args->json, args->verbose);
       return 0;
     };

@@ -1,5 +1,7 @@
 #include "cli/job_flags.h"
 
+#include <filesystem>
+
 #include "core/errors.h"
 #include "spec/job_rules.h"
 #include "spec/load.h"
@@ -88,6 +90,22 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
   app.add_flag("--json", f.json, "Print one JSON object");
 }
 
+void add_residuals_flag(CLI::App& app, JobFlags& f) {
+  app.add_option("--residuals", f.residuals,
+                 "dtsim-residuals/1 file the uncertainty interval comes from (default: calibration/residuals.json, "
+                 "written by dtsim validate --residuals)");
+}
+
+calibrate::Uncertainty job_uncertainty(const JobFlags& f, const spec::Cluster& cluster, const std::string& framework,
+                                       std::int64_t gpus, spec::Dtype precision) {
+  std::string path = f.residuals.empty() ? spec::data_dir() + "/calibration/residuals.json" : f.residuals;
+  if (f.residuals.empty() && !std::filesystem::exists(path))
+    return calibrate::no_residuals("no residuals file (" + path + ")");
+  spec::ResidualsFile file = spec::load_residuals_file(path);
+  return calibrate::uncertainty(file.cases, {.gpu = calibrate::gpu_preset(cluster), .framework = framework,
+                                             .precision = calibrate::precision_class(precision), .gpus = gpus});
+}
+
 spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
   spec::Software s = d;
   if (!f.attention.empty()) {
@@ -132,10 +150,9 @@ Job resolve_job(const JobFlags& f) {
   j.auto_recompute = j.train.recompute == spec::Recompute::automatic;
   if (j.auto_recompute) j.train.recompute = spec::Recompute::none;
   j.train.precision = parse_dtype("--precision", f.precision, true);
-  // Gradient type: the flag, else the software stack's (fp32 main grads, or the 16-bit type).
-  spec::Dtype sixteen = j.train.precision == spec::Dtype::fp16 ? spec::Dtype::fp16 : spec::Dtype::bf16;
+  // Gradient type: the flag, else the software stack's main grads for this precision.
   j.train.grad_dtype = !f.grad_dtype.empty() ? parse_dtype("--grad-dtype", f.grad_dtype, false)
-                       : j.software.fp32_grads ? spec::Dtype::fp32 : sixteen;
+                       : spec::main_grad_dtype(j.software, j.train.precision);
   if (f.optimizer != "adam" && f.optimizer != "sgd")
     throw SpecError("--optimizer", "expected adam or sgd, got \"" + f.optimizer + "\"");
   j.train.optimizer = f.optimizer == "adam" ? spec::Optimizer::adam : spec::Optimizer::sgd;

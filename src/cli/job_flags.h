@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "calibrate/residuals.h"
 #include "spec/calibration.h"
 #include "spec/cluster.h"
 #include "spec/job.h"
@@ -28,6 +29,7 @@ struct JobFlags {
   std::string attention, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, overlap_p2p_comm, schedule;
   std::vector<std::int64_t> stage_layers;
   double speed_spread = -1;  ///< < 0: the profile's
+  std::string residuals;     ///< dtsim-residuals/1 file; empty: calibration/residuals.json of the data dir
   bool json = false;
 };
 
@@ -47,6 +49,16 @@ struct Job {
 
 /// Registers the job flags on `app`; `with_layout` adds the parallel-layout flags.
 void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout);
+
+/// Registers --residuals (simulate and plan: the interval's source).
+void add_residuals_flag(CLI::App& app, JobFlags& f);
+
+/// The interval of a job on `cluster` with stack `framework`, `gpus` GPUs and `precision`, from
+/// --residuals (a bad or missing file throws SpecError naming it and the JSON pointer), else from
+/// calibration/residuals.json in the data dir (absent: no interval, said in `missing`).
+[[nodiscard]] calibrate::Uncertainty job_uncertainty(const JobFlags& f, const spec::Cluster& cluster,
+                                                     const std::string& framework, std::int64_t gpus,
+                                                     spec::Dtype precision);
 
 /// The cluster's profile, or --calibration's, with --speed-spread applied.
 [[nodiscard]] spec::Calibration resolve_calibration(const JobFlags& f, const spec::Cluster& cluster);

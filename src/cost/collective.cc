@@ -97,7 +97,12 @@ std::optional<Seconds> price(const Context& x, CollAlgo a, Protocol p, const Pas
   if (pass.intra_steps > 0 || pass.intra_bytes > 0) {
     const spec::ProtocolCost* in = intra_entry(x, a, p);
     if (in == nullptr) return std::nullopt;
-    t += in->step_latency * pass.intra_steps;
+    Seconds step = in->step_latency;
+    // tuning.cc: "Inter-node rings still have to launch nsteps * net overhead": on a ring that
+    // spans nodes every step costs at least the proxy's network overhead (x3 for Simple).
+    if (multi && a == CollAlgo::ring && x.op != Collective::broadcast)
+      step = std::max(step, x.cluster.nccl_net_overhead() * (p == Protocol::simple ? 3.0 : 1.0));
+    t += step * pass.intra_steps;
     wire_intra = Bytes(pass.intra_bytes) / (x.links.intra * in->bandwidth_efficiency);
   }
   if (multi && (pass.inter_steps > 0 || pass.inter_bytes > 0)) {

@@ -4,6 +4,7 @@
 // (HBM bandwidth x memory efficiency), plus a fixed cost per kernel.
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "core/units.h"
@@ -27,6 +28,9 @@ struct Op {
   double kernels = 1;
   bool backward = false;       ///< attention: use the backward efficiency
   double sm_share = 1;         ///< share of the GPU's SMs the kernel runs on (others reserved)
+  /// GEMM output traffic per element relative to a 16-bit store: 2 x main-grad bytes / 2 when
+  /// the weight-gradient GEMM accumulates into the main grads (reads and writes them).
+  double epilogue = 1;
 };
 
 /// How Transformer Engine's userbuffer TP overlap reshapes the layer's GEMMs (TE
@@ -64,7 +68,8 @@ struct ComputeContext {
 [[nodiscard]] double slowest_gpu_pace(double spread, std::int64_t gpus);
 
 /// GEMM efficiency from the profile's curve; falls back to the bf16 curve for fp16 and vice versa.
-[[nodiscard]] double gemm_efficiency(const spec::ComputeCalibration& cal, spec::Dtype d, double m, double n, double k);
+[[nodiscard]] double gemm_efficiency(const spec::ComputeCalibration& cal, spec::Dtype d, double m, double n, double k,
+                                     double epilogue = 1.0);
 
 /// Roofline time of one op (see file comment).
 [[nodiscard]] Seconds op_time(const Op& op, const ComputeContext& ctx);
@@ -75,8 +80,11 @@ struct ComputeContext {
 [[nodiscard]] std::vector<Op> layer_forward(const LayerShape& s, spec::AttentionKernel attn, spec::Dtype precision,
                                             const TpOverlapShape& overlap = {});
 /// Backward ops: data and weight gradients of each GEMM, attention backward, element-wise grads.
+/// `accumulate_into`: the main-grad type the weight-gradient GEMMs accumulate into (gradient-
+/// accumulation fusion: C += A B in the GEMM's epilogue), none when they write a fresh 16-bit output.
 [[nodiscard]] std::vector<Op> layer_backward(const LayerShape& s, spec::AttentionKernel attn, spec::Dtype precision,
-                                             const TpOverlapShape& overlap = {});
+                                             const TpOverlapShape& overlap = {},
+                                             std::optional<spec::Dtype> accumulate_into = std::nullopt);
 /// Forward ops re-run inside backward by selective recompute (the attention core,
 /// Korthikanti et al. 2022 sec. 5).
 [[nodiscard]] std::vector<Op> selective_recompute(const LayerShape& s, spec::AttentionKernel attn);
@@ -84,7 +92,18 @@ struct ComputeContext {
 /// Embedding lookup forward (first stage) and its gradient scatter-add.
 [[nodiscard]] std::vector<Op> embedding_ops(const LayerShape& s, bool backward);
 /// LM head GEMM, softmax cross-entropy (last stage), forward or backward.
-[[nodiscard]] std::vector<Op> logits_ops(const LayerShape& s, spec::Dtype precision, bool backward);
+[[nodiscard]] std::vector<Op> logits_ops(const LayerShape& s, spec::Dtype precision, bool backward,
+                                         std::optional<spec::Dtype> accumulate_into = std::nullopt);
+/// Adding one micro-batch's weight gradients of `params` parameters into main grads of type
+/// `main_grad` when the wgrad GEMM does not (no gradient-accumulation fusion): read the 16-bit
+/// gradient, read and write the main grad, 2 + 2 x main bytes per parameter (6 for fp16 main
+/// grads, 10 for fp32), one kernel per parameter tensor (Megatron-LM 2021's backward hook
+/// `main_grad.add_(grad)`: docs/research/software-stacks.md sec. 2).
+[[nodiscard]] Op grad_accumulation_op(double params, spec::Dtype main_grad, double tensors);
+/// The device copies of a collective called with a list of one 16-bit tensor per rank (PyTorch
+/// ProcessGroupNCCL allgather / reduce_scatter): `params` elements through a flat staging buffer,
+/// one copy kernel per rank.
+[[nodiscard]] Op list_collective_copies_op(double params, double ranks);
 /// Optimizer step over `params` locally owned parameters (Adam or SGD with momentum, fp32
 /// master weights; multi-tensor apply kernels), memory-bound.
 [[nodiscard]] Op optimizer_op(double params, spec::Optimizer opt);

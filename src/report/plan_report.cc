@@ -71,8 +71,8 @@ std::string explain(const plan::Result& a, const plan::Result& b) {
   return out;
 }
 
-std::string plan_report(const plan::Request& r, const plan::Plan& p, const plan::Options& o, std::size_t top,
-                        PlanFormat f) {
+std::string plan_report(const plan::Request& r, const plan::Plan& p, const plan::Options& o,
+                        const calibrate::Uncertainty& u, std::size_t top, PlanFormat f) {
   if (f == PlanFormat::csv) return csv(p, top);
   if (f == PlanFormat::json) {
     nlohmann::json j{{"evaluated", p.ranked.size()}, {"considered", p.space.considered}, {"pruned", p.space.pruned},
@@ -80,7 +80,11 @@ std::string plan_report(const plan::Request& r, const plan::Plan& p, const plan:
                      {"objective", o.objective == plan::Objective::step_time ? "step_time" : "cost_per_token"},
                      {"pace", p.ranked.empty() ? 1.0 : p.ranked.front().step.pace}};
     j["configs"] = nlohmann::json::array();
-    for (std::size_t i = 0; i < std::min(top, p.ranked.size()); ++i) j["configs"].push_back(config_json(p.ranked[i]));
+    nlohmann::json interval = uncertainty_json(u);
+    for (std::size_t i = 0; i < std::min(top, p.ranked.size()); ++i) {
+      j["configs"].push_back(config_json(p.ranked[i]));
+      j["configs"].back()["uncertainty"] = interval;
+    }
     return j.dump(2) + "\n";
   }
   std::string out = r.model->name + " on " + std::to_string(r.gpus) + " x " + r.cluster->gpu.name + ", gbs " +
@@ -100,7 +104,7 @@ std::string plan_report(const plan::Request& r, const plan::Plan& p, const plan:
     t.add({std::to_string(i + 1), layout(x), fixed(x.step.step_time.value(), 3), fixed(100 * x.step.mfu, 1) + "%",
            fixed(to_gib(x.peak_memory), 1), o.objective == plan::Objective::step_time ? "" : fixed(x.objective, 4)});
   }
-  out += "\n" + t.render();
+  out += "\n" + t.render() + "interval of #1 " + uncertainty_text(u, p.ranked.front().step.step_time.value()) + "\n";
   if (p.ranked.size() > 1) out += "\n" + explain(p.ranked[0], p.ranked[1]);
   return out;
 }

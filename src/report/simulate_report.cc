@@ -17,7 +17,7 @@ nlohmann::json config_json(const JobView& j) {
           {"micro_batch", j.train.micro_batch}, {"global_batch", j.train.global_batch},
           {"seq_len", j.train.seq_len}, {"recompute", spec::to_string(j.train.recompute)},
           {"precision", spec::to_string(j.train.precision)}, {"grad_dtype", spec::to_string(j.train.grad_dtype)},
-          {"optimizer", spec::to_string(j.train.optimizer)},
+          {"optimizer", spec::to_string(j.train.optimizer)}, {"framework", j.stack},
           {"attention", spec::to_string(j.software.attention)}, {"tp_comm_overlap", j.software.tp_comm_overlap},
           {"overlap_grad_reduce", j.software.overlap_grad_reduce},
           {"overlap_param_gather", j.software.overlap_param_gather},
@@ -41,7 +41,7 @@ std::string layout_line(const JobView& j) {
          (j.par.sequence_parallel ? "on" : "off") + "\n  training mbs " + n(j.train.micro_batch) + "  gbs " +
          n(j.train.global_batch) + "  seq " + n(j.train.seq_len) + "  " + spec::to_string(j.train.precision) +
          "  recompute " + spec::to_string(j.train.recompute) + "  grads " + spec::to_string(j.train.grad_dtype) +
-         "  " + spec::to_string(j.train.optimizer) + "\n  software attention " + spec::to_string(j.software.attention) +
+         "  " + spec::to_string(j.train.optimizer) + "\n  software " + j.stack + ": attention " + spec::to_string(j.software.attention) +
          ", tp-comm-overlap " + (j.software.tp_comm_overlap ? "on" : "off") + ", overlap-grad-reduce " +
          (j.software.overlap_grad_reduce ? "on" : "off") + ", overlap-param-gather " +
          (j.software.overlap_param_gather ? "on" : "off") + ", overlap-p2p-comm " +
@@ -75,7 +75,55 @@ std::string memory_table(const cost::MemoryEstimate& mem) {
   return t.render() + (mem.fits() ? "  fits\n" : "  DOES NOT FIT\n");
 }
 
+// A signed whole percentage: "+9%", "-4%", "+0%" (never "-0%").
+std::string signed_pct(double v) {
+  std::string s = fixed(v, 0);
+  if (s == "-0") s = "0";
+  return (s[0] == '-' ? "" : "+") + s + "%";
+}
+
+std::string family_text(const calibrate::Uncertainty& u) {
+  const calibrate::Family& f = u.family.value_or(calibrate::Family{});
+  std::string out = f.gpu.value_or("any GPU") + ", " + f.framework.value_or("any stack") + ", " +
+                    (f.precision ? calibrate::to_string(*f.precision) : "any precision");
+  if (f.gpus_min && f.gpus_max)
+    out += ", " + std::to_string(*f.gpus_min) +
+           (*f.gpus_max > *f.gpus_min ? "-" + std::to_string(*f.gpus_max) : std::string()) + " GPUs";
+  if (u.relaxed.empty()) return out;
+  std::string relaxed;
+  for (calibrate::Constraint c : u.relaxed) relaxed += (relaxed.empty() ? "" : ", ") + std::string(to_string(c));
+  return out + "; relaxed " + relaxed + ": fewer than " + std::to_string(calibrate::kFamilyRuns) +
+         " runs matched otherwise";
+}
+
+template <class T>
+nlohmann::json or_null(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
 }  // namespace
+
+std::string uncertainty_text(const calibrate::Uncertainty& u, double step_s) {
+  if (!u.low_pct || !u.high_pct) {
+    if (!u.family) return "none: " + u.missing;
+    return "none: " + u.missing + " (" + std::to_string(u.runs) + " in the widest family: " + family_text(u) + ")";
+  }
+  return fixed(step_s * (1 + *u.low_pct / 100), 3) + "-" + fixed(step_s * (1 + *u.high_pct / 100), 3) +
+         " s: measured " + signed_pct(*u.low_pct) + " / " + signed_pct(*u.high_pct) + " of the prediction on " +
+         std::to_string(u.runs) + " comparable published runs (" + family_text(u) + ")";
+}
+
+nlohmann::json uncertainty_json(const calibrate::Uncertainty& u) {
+  const calibrate::Family& f = u.family.value_or(calibrate::Family{});
+  std::optional<std::string> precision;
+  if (f.precision) precision = calibrate::to_string(*f.precision);
+  nlohmann::json relaxed = nlohmann::json::array();
+  for (calibrate::Constraint c : u.relaxed) relaxed.push_back(calibrate::to_string(c));
+  return {{"low_pct", or_null(u.low_pct)}, {"high_pct", or_null(u.high_pct)}, {"runs", u.runs},
+          {"family", {{"gpu", or_null(f.gpu)}, {"framework", or_null(f.framework)}, {"precision", or_null(precision)},
+                      {"gpus_min", or_null(f.gpus_min)}, {"gpus_max", or_null(f.gpus_max)}}},
+          {"relaxed", relaxed}, {"reason", u.missing.empty() ? nlohmann::json() : nlohmann::json(u.missing)}};
+}
 
 std::string pace_text(double pace, std::int64_t gpus, double speed_spread, const std::string& profile) {
   return "kernels x" + fixed(pace, 3) + ": the slowest of " + std::to_string(gpus) + " GPUs (speed_spread " +
@@ -95,13 +143,13 @@ std::string memory_report(const JobView& job, const cost::MemoryEstimate& mem, b
 }
 
 std::string simulate_report(const JobView& job, const engine::StepResult& r, const cost::MemoryEstimate& mem,
-                            bool json) {
+                            const calibrate::Uncertainty& u, bool json) {
   if (json) {
     nlohmann::json j{{"step_time_s", r.step_time.value()}, {"tokens_per_s", r.tokens_per_s},
                      {"model_tflops_per_gpu", r.model_tflops_per_gpu}, {"mfu", r.mfu}, {"hfu", r.hfu},
                      {"memory", memory_json(mem)}, {"config", config_json(job)}, {"notes", job.notes},
                      {"critical_stage", r.critical_stage}, {"microbatches", r.microbatches}, {"tasks", r.tasks},
-                     {"pace", r.pace}};
+                     {"pace", r.pace}, {"uncertainty", uncertainty_json(u)}};
     for (std::size_t c = 0; c < schedule::kCategories; ++c)
       j["breakdown"][schedule::to_string(static_cast<schedule::Category>(c))] = r.breakdown[c].value();
     return j.dump(2) + "\n";
@@ -110,6 +158,7 @@ std::string simulate_report(const JobView& job, const engine::StepResult& r, con
   out += "  step time " + fixed(r.step_time.value(), 3) + " s   tokens/s " + fixed(r.tokens_per_s, 0) +
          "   model TFLOP/s per GPU " + fixed(r.model_tflops_per_gpu, 1) + "   MFU " + fixed(100 * r.mfu, 1) +
          "%   HFU " + fixed(100 * r.hfu, 1) + "%\n";
+  out += "  interval " + uncertainty_text(u, r.step_time.value()) + "\n";
   if (r.pace > 1)
     out += "  pace     " + pace_text(r.pace, job.gpus, job.speed_spread, job.calibration) + "\n";
   out += "\n";

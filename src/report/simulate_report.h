@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
+#include "calibrate/residuals.h"
 #include "cost/memory.h"
 #include "engine/simulate.h"
 #include "spec/calibration.h"
@@ -23,6 +26,7 @@ struct JobView {
   spec::Parallel par;
   spec::Training train;
   spec::Software software;
+  std::string stack;               ///< the software stack's label, "nemo@24.11"
   double speed_spread = 0;         ///< the calibration's GPU-to-GPU speed spread
   std::vector<std::string> notes;  ///< assumptions and derived values
 };
@@ -31,11 +35,20 @@ struct JobView {
 /// runs at (engine::StepResult::pace) and where it comes from.
 [[nodiscard]] std::string pace_text(double pace, std::int64_t gpus, double speed_spread, const std::string& profile);
 
+/// The interval of a predicted step of `step_s` seconds, for one line of text: "8.553-9.712 s:
+/// measured -4% / +9% of the prediction on 19 comparable published runs (h100-sxm5-80gb, nemo,
+/// 16-bit, 64-2048 GPUs)", or "none: " and why.
+[[nodiscard]] std::string uncertainty_text(const calibrate::Uncertainty& u, double step_s);
+/// {"low_pct", "high_pct", "runs", "family": {"gpu", "framework", "precision", "gpus_min",
+/// "gpus_max"}, "relaxed": [...], "reason"}: null members where there is nothing to say.
+[[nodiscard]] nlohmann::json uncertainty_json(const calibrate::Uncertainty& u);
+
 /// Memory of the most loaded GPU as a table, or JSON {parameters, memory: {...}}.
 [[nodiscard]] std::string memory_report(const JobView& job, const cost::MemoryEstimate& mem, bool json);
-/// Step time, throughput, MFU, memory and the breakdown; JSON per DESIGN.md.
+/// Step time and its interval (`u`), throughput, MFU, memory and the breakdown; JSON per DESIGN.md.
 [[nodiscard]] std::string simulate_report(const JobView& job, const engine::StepResult& r,
-                                          const cost::MemoryEstimate& mem, bool json);
+                                          const cost::MemoryEstimate& mem, const calibrate::Uncertainty& u,
+                                          bool json);
 /// Chrome trace JSON: one process per pipeline stage, one thread per stream.
 [[nodiscard]] std::string chrome_trace(const engine::Simulation& sim);
 

@@ -30,13 +30,17 @@ std::vector<std::string> printed_assumptions(const CaseOutcome& c) {
 }
 
 std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bool verbose) {
-  std::map<std::string, std::vector<CaseOutcome>> by_tier;
-  for (const CaseOutcome& c : cases) by_tier[c.tier].push_back(c);
+  std::map<std::string, std::vector<CaseOutcome>> by_tier, by_framework;
+  for (const CaseOutcome& c : cases) {
+    by_tier[c.tier].push_back(c);
+    by_framework[c.tier.empty() ? c.framework : c.framework + " " + c.tier].push_back(c);
+  }
   if (json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const CaseOutcome& c : cases) {
-      nlohmann::json j{{"id", c.id}, {"tier", c.tier}, {"measured_s", c.measured_s}, {"assumptions", printed_assumptions(c)},
-                       {"layout", c.layout}};
+      nlohmann::json j{{"id", c.id}, {"tier", c.tier}, {"framework", c.framework}, {"measured_s", c.measured_s},
+                       {"assumptions", printed_assumptions(c)}, {"layout", c.layout}};
+      j["stack"] = c.stack.empty() ? nlohmann::json() : nlohmann::json(c.stack);
       j["predicted_s"] = c.predicted_s ? nlohmann::json(*c.predicted_s) : nlohmann::json();
       j["error_pct"] = c.error_pct() ? nlohmann::json(*c.error_pct()) : nlohmann::json();
       if (!c.failure.empty()) j["reason"] = c.failure;
@@ -44,9 +48,14 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
       j["fits"] = c.fits;
       arr.push_back(j);
     }
-    nlohmann::json tiers;
+    nlohmann::json tiers, frameworks;
     for (const auto& [tier, cs] : by_tier) tiers[tier] = summary_json(summarize(cs));
-    return nlohmann::json{{"cases", arr}, {"summary", summary_json(summarize(cases))}, {"tiers", tiers}}.dump(2) + "\n";
+    for (const CaseOutcome& c : cases)
+      if (!frameworks.contains(c.framework)) frameworks[c.framework] = nlohmann::json::object();
+    for (const auto& [key, cs] : by_framework) frameworks[cs.front().framework][cs.front().tier] = summary_json(summarize(cs));
+    return nlohmann::json{{"cases", arr}, {"summary", summary_json(summarize(cases))}, {"tiers", tiers},
+                          {"frameworks", frameworks}}
+               .dump(2) + "\n";
   }
   Table t({"case", "tier", "measured s", "predicted s", "error"});
   std::string failures;  // listed under the table, so a long reason does not widen its columns
@@ -60,6 +69,8 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
   out += "\nsummary\n";
   for (const auto& [tier, cs] : by_tier) out += summary_line(tier.empty() ? "(no tier)" : tier, summarize(cs));
   out += summary_line("all", summarize(cases));
+  out += "\nby framework and tier\n";
+  for (const auto& [key, cs] : by_framework) out += summary_line(key, summarize(cs));
   if (verbose) {
     out += "\nassumptions per case\n";
     for (const CaseOutcome& c : cases) {

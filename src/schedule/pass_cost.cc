@@ -29,6 +29,15 @@ Seconds gemm_time(const std::vector<Op>& ops, const cost::ComputeContext& ctx) {
   return t;
 }
 
+Seconds named_time(const std::vector<Op>& ops, std::initializer_list<const char*> names,
+                   const cost::ComputeContext& ctx) {
+  Seconds t{0};
+  for (const Op& op : ops)
+    for (const char* n : names)
+      if (op.name == n) t += cost::op_time(op, ctx);
+  return t;
+}
+
 Seconds attention_time(const std::vector<Op>& ops, const cost::ComputeContext& ctx) {
   Seconds t{0};
   for (const Op& op : ops)
@@ -49,14 +58,24 @@ Flops total_flops(const std::vector<Op>& ops) {
 // the GEMMs is priced in their shapes (cost::TpOverlapShape: chunked rows, reserved SMs) except
 // for the backward's "bulk" reduce-scatters (half the backward volume), which share the SMs with
 // the data-gradient GEMMs: that half slows compute by the calibrated overlap factor.
+//
+// Without TE overlap, a stack with asynchronous TP backward (Megatron-LM 2022 on, megatron/mpu/
+// layers.py LinearWithGradAccumulationAndAsyncCommunication) issues the column-parallel layers'
+// (QKV, FC1) input-gradient all-reduce, or with SP their reduce-scatter, asynchronously and runs
+// their weight-gradient GEMMs meanwhile: that part hides behind `column_wgrads`.
 void add_tp(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh, Seconds gemms,
-            bool backward) {
+            Seconds column_wgrads, bool backward) {
   if (s.par.tp == 1) return;
   Bytes act = bytes(sh.tokens * sh.hidden * 2.0);
-  Seconds comm = s.par.sequence_parallel
-                     ? (net.time({Comm::Op::all_gather, Group::tp, act}) + net.time({Comm::Op::reduce_scatter, Group::tp, act})) * 2.0
-                     : net.time({Comm::Op::all_reduce, Group::tp, act}) * 2.0;
-  if (!s.software.tp_comm_overlap) return add(p, Category::tp_comm, comm);
+  Seconds gathers = s.par.sequence_parallel ? net.time({Comm::Op::all_gather, Group::tp, act}) * 2.0 : Seconds{0};
+  Seconds reductions = s.par.sequence_parallel ? net.time({Comm::Op::reduce_scatter, Group::tp, act}) * 2.0
+                                               : net.time({Comm::Op::all_reduce, Group::tp, act}) * 2.0;
+  Seconds comm = gathers + reductions;
+  if (!s.software.tp_comm_overlap) {
+    if (!backward || !s.software.tp_async_backward) return add(p, Category::tp_comm, comm);
+    Seconds hidden = std::min(reductions, column_wgrads);
+    return add(p, Category::tp_comm, comm - hidden + hidden * s.cal->compute.overlap_slowdown);
+  }
   Seconds hidden = std::min(comm, gemms);
   double shared = backward ? 0.5 : 0.0;
   add(p, Category::tp_comm, comm - hidden + hidden * shared * s.cal->compute.overlap_slowdown);
@@ -81,18 +100,67 @@ void add_ep(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
   add(p, Category::ep_comm, net.time({Comm::Op::all_to_all, Group::ep, routed}) * 2.0);
 }
 
-// ZeRO-3 / FSDP: all-gather of the layer's parameters before forward and backward, and a
-// reduce-scatter of its gradients after backward, prefetched one layer ahead so they overlap
-// compute; what exceeds the compute is exposed.
-void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, double layer_params, Seconds compute,
-               bool backward) {
+// The weight matrices of one layer on one rank, in parameters: fused QKV, projection, FC1 (gate
+// and up as two when gated), FC2 -- what DeepSpeed's ZeRO-3 gathers one Linear submodule at a time
+// (docs/research/software-stacks.md sec. 3.2: a GPT layer costs 4 gathers forward, 4 backward).
+std::vector<double> layer_weights(const cost::LayerShape& sh) {
+  std::vector<double> w{sh.hidden * (sh.q_width + 2 * sh.kv_width), sh.q_width * sh.hidden};
+  for (int i = 0; i < static_cast<int>(sh.gate); ++i) w.push_back(sh.hidden * sh.ffn);
+  w.push_back(sh.ffn * sh.hidden);
+  return w;
+}
+
+// ZeRO-3 / FSDP: the layer's 16-bit parameters all-gathered before forward and backward, and
+// its gradients reduce-scattered after backward. As the stack fetches them: one gather of the
+// flat layer (FSDP) or one per weight matrix (DeepSpeed); prefetched on a side stream so they
+// overlap compute (what exceeds it is exposed), or blocking, each call also paying its host time.
+// A stack that passes the collectives a list of per-rank tensors also pays PyTorch's copies
+// through the staging buffer (cost::list_collective_copies_op), one kernel per rank per call.
+void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh,
+               double layer_params, Seconds compute, bool backward, const cost::ComputeContext& ctx) {
   if (s.par.zero_stage < 3 || s.par.dp * s.par.cp == 1) return;
-  Bytes weights = bytes(layer_params * 2.0);
-  Bytes grads = bytes(layer_params * spec::dtype_bytes(s.train.grad_dtype));
-  Seconds comm = net.time({Comm::Op::all_gather, Group::dp_cp, weights});
-  if (backward) comm += net.time({Comm::Op::reduce_scatter, Group::dp_cp, grads});
+  const spec::Software& sw = s.software;
+  double ranks = static_cast<double>(s.par.dp * s.par.cp);
+  auto copies = [&](double params) {
+    return sw.zero3_list_collectives ? cost::op_time(cost::list_collective_copies_op(params, ranks), ctx) : Seconds{0};
+  };
+  std::vector<double> calls = sw.zero3_gather == spec::Zero3Gather::layer ? std::vector<double>{layer_params}
+                                                                          : layer_weights(sh);
+  Seconds comm{0}, reduce{0};
+  for (double w : calls) {
+    comm += net.time({Comm::Op::all_gather, Group::dp_cp, bytes(w * 2.0)}) + us(sw.zero3_gather_cpu_us) + copies(w);
+    if (backward) reduce += copies(w);
+  }
+  if (backward)
+    reduce += net.time({Comm::Op::reduce_scatter, Group::dp_cp, bytes(layer_params * spec::dtype_bytes(s.train.grad_dtype))});
+  if (!sw.zero3_prefetch) {  // the gathers block; the gradient reduction still runs on its own stream
+    Seconds hidden = std::min(reduce, compute);
+    return add(p, Category::dp_comm_exposed, comm + reduce - hidden + hidden * s.cal->compute.overlap_slowdown);
+  }
+  comm += reduce;
   Seconds hidden = std::min(comm, compute);
   add(p, Category::dp_comm_exposed, comm - hidden + hidden * s.cal->compute.overlap_slowdown);
+}
+
+// The word embedding's (or LM head's) rows on one tensor-parallel rank.
+double vocab_rows(const StepSpec& s) {
+  return static_cast<double>(s.model->vocab) / static_cast<double>(s.par.tp) * static_cast<double>(s.model->hidden);
+}
+
+// Without gradient-accumulation fusion each micro-batch's weight gradients are added to the main
+// grads by an element-wise kernel per parameter tensor (cost::grad_accumulation_op), in the
+// backward on the compute stream. With ZeRO-2/3 the gradients are reduce-scattered every
+// micro-batch and accumulated into the 1/dp shard: negligible, not priced.
+void add_grad_accumulation(PassCost& p, const StepSpec& s, double params, double tensors,
+                           const cost::ComputeContext& ctx) {
+  if (spec::fused_grad_accumulation(s.software, s.train.precision) || s.par.zero_stage >= 2 || params <= 0) return;
+  add(p, Category::compute, cost::op_time(cost::grad_accumulation_op(params, s.train.grad_dtype, tensors), ctx));
+}
+
+// The main-grad type weight-gradient GEMMs accumulate into, when the stack fuses it.
+std::optional<spec::Dtype> fused_accumulation(const StepSpec& s) {
+  if (!spec::fused_grad_accumulation(s.software, s.train.precision)) return std::nullopt;
+  return s.train.grad_dtype;
 }
 
 }  // namespace
@@ -119,15 +187,15 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   auto attn = s.software.attention;
   cost::TpOverlapShape overlap = cost::tp_overlap_shape(s.par.tp, s.software.tp_comm_overlap, s.cluster->gpu.sm_count);
   std::vector<Op> fwd = cost::layer_forward(sh, attn, s.train.precision, overlap);
-  std::vector<Op> bwd = cost::layer_backward(sh, attn, s.train.precision, overlap);
+  std::vector<Op> bwd = cost::layer_backward(sh, attn, s.train.precision, overlap, fused_accumulation(s));
   LayerCost lc;
   Seconds fwd_t = cost::ops_time(fwd, ctx), bwd_t = cost::ops_time(bwd, ctx);
   add(lc.forward, Category::compute, fwd_t);
-  add_tp(lc.forward, s, net, sh, gemm_time(fwd, ctx), false);
+  add_tp(lc.forward, s, net, sh, gemm_time(fwd, ctx), Seconds{0}, false);
   add_cp(lc.forward, s, net, sh, attention_time(fwd, ctx), false);
   add_ep(lc.forward, s, net, sh);
   double layer_params = cost::local_layer_params(*s.model, s.par).total();  // what ZeRO-3 gathers
-  add_zero3(lc.forward, s, net, layer_params, fwd_t, false);
+  add_zero3(lc.forward, s, net, sh, layer_params, fwd_t, false, ctx);
   lc.forward_flops = total_flops(fwd);
 
   if (s.train.recompute == spec::Recompute::full) {
@@ -140,17 +208,24 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
     lc.recompute_flops = total_flops(re);
   }
   add(lc.backward, Category::compute, bwd_t);
-  add_tp(lc.backward, s, net, sh, gemm_time(bwd, ctx), true);
+  add_tp(lc.backward, s, net, sh, gemm_time(bwd, ctx), named_time(bwd, {"attn.qkv.wgrad", "mlp.fc1.wgrad"}, ctx),
+         true);
   add_cp(lc.backward, s, net, sh, attention_time(bwd, ctx), true);
   add_ep(lc.backward, s, net, sh);
-  add_zero3(lc.backward, s, net, layer_params, bwd_t, true);
+  add_zero3(lc.backward, s, net, sh, layer_params, bwd_t, true, ctx);
+  // A GPT layer's parameter tensors: QKV, projection, FC1, FC2 weights and biases and two norms'
+  // weights and biases (12; gated MLPs and bias-free models differ by a few, which costs 2 us each).
+  add_grad_accumulation(lc.backward, s, layer_params, 12, ctx);
   return lc;
 }
 
 PassCost embedding_cost(const StepSpec& s, const CommPricer& net, bool backward) {
   cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train.micro_batch, s.train.seq_len);
   PassCost p;
-  add(p, Category::compute, cost::ops_time(cost::embedding_ops(sh, backward), compute_context(s)));
+  cost::ComputeContext ctx = compute_context(s);
+  add(p, Category::compute, cost::ops_time(cost::embedding_ops(sh, backward), ctx));
+  if (backward)  // the word embedding's gradient (its vocab-parallel rows) into its main grad
+    add_grad_accumulation(p, s, vocab_rows(s), 1, ctx);
   // Vocab-parallel embedding: the partial lookups are all-reduced (reduce-scattered with SP).
   if (s.par.tp > 1 && !backward) {
     Bytes act = bytes(sh.tokens * sh.hidden * 2.0);
@@ -163,7 +238,10 @@ PassCost embedding_cost(const StepSpec& s, const CommPricer& net, bool backward)
 PassCost head_cost(const StepSpec& s, const CommPricer& net, bool backward) {
   cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train.micro_batch, s.train.seq_len);
   PassCost p;
-  add(p, Category::compute, cost::ops_time(cost::logits_ops(sh, s.train.precision, backward), compute_context(s)));
+  cost::ComputeContext ctx = compute_context(s);
+  add(p, Category::compute, cost::ops_time(cost::logits_ops(sh, s.train.precision, backward, fused_accumulation(s)), ctx));
+  // An untied LM head, or the last stage's copy of a tied one, has its own main grad.
+  if (backward && (!s.model->tied_embeddings || s.par.pp > 1)) add_grad_accumulation(p, s, vocab_rows(s), 1, ctx);
   if (s.par.tp > 1) {
     // SP gathers the final norm's output before the LM head (reduce-scatter in backward); the
     // vocab-parallel cross-entropy all-reduces max, sum and target logit (3 x b*s/cp floats).

@@ -23,9 +23,12 @@ struct GemmCurve {
   double max_efficiency = 0.0;
   double mn_half = 0.0;  ///< output elements m*n at which tile parallelism halves efficiency
   double k_half = 0.0;   ///< reduction depth at which the main loop halves efficiency
-  /// The curve at output size m*n = `mn` and reduction depth `k`.
-  [[nodiscard]] double at(double mn, double k) const {
-    return max_efficiency * (mn / (mn + mn_half)) * (k / (k + k_half));
+  /// The curve at output size m*n = `mn` and reduction depth `k`. The k term is each output
+  /// tile's epilogue (its store, not overlapped with the tile's main loop: k_half = the main
+  /// loop's depth that takes as long as storing a 16-bit output); `epilogue` scales it for an
+  /// output that moves more bytes per element (4: read and write an fp32 accumulator).
+  [[nodiscard]] double at(double mn, double k, double epilogue = 1.0) const {
+    return max_efficiency * (mn / (mn + mn_half)) * (k / (k + k_half * epilogue));
   }
   bool operator==(const GemmCurve&) const = default;
 };

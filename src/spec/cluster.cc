@@ -69,6 +69,8 @@ std::int64_t Cluster::gpus_per_nic() const {
 
 std::int64_t Cluster::nodes_for(std::int64_t gpus) const { return (gpus + gpus_per_node - 1) / gpus_per_node; }
 
+Seconds Cluster::nccl_net_overhead() const { return us(host_cpu == HostCpu::amd ? 2.0 : 1.0); }
+
 const char* to_string(IntraFabric f) {
   switch (f) {
     case IntraFabric::nvswitch: return "nvswitch";
@@ -94,6 +96,7 @@ Cluster parse_cluster(const std::string& text, const std::string& file) {
   c.gpu_to_nic = read_gpu_to_nic(r, c.gpus_per_node, c.nics_per_node);
   c.fabric = read_fabric(r);
   c.calibration = r.string("calibration");
+  c.host_cpu = static_cast<HostCpu>(r.optional_choice("host_cpu", {"intel", "amd", "arm"}).value_or(0));
   c.source = r.optional_string("source").value_or("");
   r.skip("sources");
   r.finish();

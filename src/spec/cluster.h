@@ -11,6 +11,9 @@ namespace dtsim::spec {
 
 enum class IntraFabric { nvswitch, nvlink, pcie };
 
+/// The hosts' CPU, for what NCCL's proxy thread costs per network step.
+enum class HostCpu { intel, amd, arm };
+
 /// GPU-to-GPU fabric inside a node.
 struct IntraNode {
   IntraFabric fabric = IntraFabric::nvswitch;
@@ -43,11 +46,15 @@ struct Cluster {
   std::vector<std::int64_t> gpu_to_nic;  ///< NIC index of each local GPU
   std::vector<FabricLevel> fabric;
   std::string calibration;          ///< default calibration profile name
+  HostCpu host_cpu = HostCpu::intel;  ///< "host_cpu" (optional; intel when absent)
 
   /// GPUs sharing one NIC (>= 1).
   [[nodiscard]] std::int64_t gpus_per_nic() const;
   /// Nodes needed for `gpus` GPUs (whole nodes; a job smaller than one node uses one).
   [[nodiscard]] std::int64_t nodes_for(std::int64_t gpus) const;
+  /// NCCL's per-step network overhead on these hosts (getNetOverhead in src/graph/tuning.cc:
+  /// 2 us on AMD x86, 1 us otherwise), which every step of a ring spanning nodes pays at least.
+  [[nodiscard]] Seconds nccl_net_overhead() const;
   bool operator==(const Cluster&) const = default;
 };
 

@@ -20,11 +20,13 @@ bool is_month(const std::string& s) {
   return m >= 1 && m <= 12;
 }
 
-// A run's date as a month to compare with "since": YYYY-MM as is, YYYY as its last month.
+// A run's date as a month to compare with "since": YYYY-MM as is, YYYY as its middle month (a
+// year alone says the run was in that year; its middle is the least wrong guess of when, where the
+// year's end would always pick the year's newest, fastest release).
 std::optional<std::string> as_month(const std::string& date) {
   if (is_month(date)) return date;
   if (date.size() == 4 && std::all_of(date.begin(), date.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-    return date + "-12";
+    return date + "-06";
   return std::nullopt;
 }
 
@@ -32,10 +34,17 @@ Software read_software(ObjectReader r) {
   Software s;
   s.attention = static_cast<AttentionKernel>(r.choice("attention", {"flash", "unfused"}));
   s.tp_comm_overlap = r.boolean("tp_comm_overlap");
+  s.tp_async_backward = r.boolean("tp_async_backward");
   s.overlap_grad_reduce = r.boolean("overlap_grad_reduce");
   s.overlap_param_gather = r.boolean("overlap_param_gather");
   s.overlap_p2p_comm = r.boolean("overlap_p2p_comm");
-  s.fp32_grads = r.boolean("fp32_grads");
+  s.main_grads = static_cast<MainGrads>(r.choice("main_grads", {"fp32", "param", "fp32_if_bf16"}));
+  s.grad_accumulation_fusion =
+      static_cast<GradAccumFusion>(r.choice("grad_accumulation_fusion", {"off", "on", "fp32_only"}));
+  s.zero3_gather = static_cast<Zero3Gather>(r.optional_choice("zero3_gather", {"layer", "module"}).value_or(0));
+  s.zero3_prefetch = r.optional_boolean("zero3_prefetch").value_or(true);
+  s.zero3_gather_cpu_us = r.optional_positive("zero3_gather_cpu_us", true).value_or(0.0);
+  s.zero3_list_collectives = r.optional_boolean("zero3_list_collectives").value_or(false);
   r.finish();
   return s;
 }
@@ -79,6 +88,34 @@ std::optional<Stack> by_date(const StackFamily& f, const std::string& month) {
 }  // namespace
 
 const char* to_string(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "unfused"; }
+
+const char* to_string(MainGrads g) {
+  switch (g) {
+    case MainGrads::fp32: return "fp32";
+    case MainGrads::param: return "param";
+    case MainGrads::fp32_if_bf16: return "fp32_if_bf16";
+  }
+  return "?";
+}
+
+Dtype main_grad_dtype(const Software& sw, Dtype precision) {
+  Dtype sixteen = precision == Dtype::fp16 ? Dtype::fp16 : Dtype::bf16;  // fp8 runs keep bf16 weights
+  switch (sw.main_grads) {
+    case MainGrads::fp32: return Dtype::fp32;
+    case MainGrads::param: return sixteen;
+    case MainGrads::fp32_if_bf16: return sixteen == Dtype::bf16 ? Dtype::fp32 : sixteen;
+  }
+  return sixteen;
+}
+
+bool fused_grad_accumulation(const Software& sw, Dtype precision) {
+  switch (sw.grad_accumulation_fusion) {
+    case GradAccumFusion::off: return false;
+    case GradAccumFusion::on: return true;
+    case GradAccumFusion::fp32_only: return main_grad_dtype(sw, precision) == Dtype::fp32;
+  }
+  return true;
+}
 
 StackFamily parse_stack_family(const std::string& text, const std::string& file) {
   nlohmann::json j = parse_json_text(text, file);
@@ -132,8 +169,10 @@ Stack find_stack(const std::string& name, const std::optional<std::string>& vers
     for (const Stack& s : f.versions)
       if (s.version == *version) return s;
   if (date)
-    if (auto month = as_month(*date))
+    if (auto month = as_month(*date)) {
       if (auto s = by_date(f, *month)) return *s;
+      return f.versions.front();  // older than every profile: the oldest is the nearest
+    }
   return f.versions.back();
 }
 

@@ -17,16 +17,56 @@ namespace dtsim::spec {
 /// Megatron's unfused batched GEMMs with a fused scale-mask-softmax kernel.
 enum class AttentionKernel { flash, unfused };
 
+/// The type a stack accumulates and reduces weight gradients in ("main grads").
+enum class MainGrads {
+  fp32,          ///< always fp32 (DeepSpeed's BF16_Optimizer; NeMo recipes with grad_reduce_in_fp32)
+  param,         ///< the training type (Megatron-LM --fp16 without --accumulate-allreduce-grads-in-fp32; NeMo bf16)
+  fp32_if_bf16,  ///< fp32 for bf16 runs, else the training type (Megatron-LM since 2022: "bfloat16 requires
+                 ///< gradient accumulation and all-reduce to be done in fp32")
+};
+
+/// Whether the weight-gradient GEMM accumulates into the main grads (Megatron's gradient
+/// accumulation fusion: apex fused_weight_gradient_mlp_cuda, TE fuse_wgrad_accumulation).
+/// Without it every micro-batch's gradients are added to the main grads by a separate kernel.
+enum class GradAccumFusion {
+  off,        ///< not available (Megatron-LM 2021, Megatron-DeepSpeed)
+  on,
+  fp32_only,  ///< only with fp32 main grads (Megatron-LM 2022 turns it off otherwise, arguments.py)
+};
+
+/// How ZeRO-3 / FSDP fetches parameters before a layer runs.
+enum class Zero3Gather {
+  layer,   ///< one all-gather of the layer's flat parameters (FSDP units, Megatron-FSDP)
+  module,  ///< one all-gather per weight matrix, i.e. per Linear submodule (DeepSpeed ZeRO-3;
+           ///< biases and norms fall under stage3_param_persistence_threshold and stay resident)
+};
+
 /// What a stack runs. Flags of `dtsim simulate` override each switch.
 struct Software {
   AttentionKernel attention = AttentionKernel::flash;
   bool tp_comm_overlap = false;       ///< TP all-gather/reduce-scatter pipelined with GEMMs (TE userbuffers)
+  /// Without tp_comm_overlap: the column-parallel layers' backward input-gradient all-reduce
+  /// (reduce-scatter with SP) runs asynchronously while their weight-gradient GEMMs do (Megatron-LM
+  /// LinearWithGradAccumulationAndAsyncCommunication since 2022; Transformer Engine's Linear).
+  bool tp_async_backward = true;
   bool overlap_grad_reduce = true;    ///< DP gradient buckets reduced during the last backward
   bool overlap_param_gather = true;   ///< ZeRO-1/2 parameter all-gather overlapped with the next forward
   /// Interleaved pipeline p2p left in flight until the next pass of the same direction
   /// (Megatron-Core overlap_p2p_comm), else each transfer completes before the next pass.
   bool overlap_p2p_comm = false;
-  bool fp32_grads = true;             ///< fp32 main grads reduced in fp32 (Megatron-LM), else 16-bit (NeMo)
+  MainGrads main_grads = MainGrads::fp32_if_bf16;
+  GradAccumFusion grad_accumulation_fusion = GradAccumFusion::on;
+  Zero3Gather zero3_gather = Zero3Gather::layer;
+  /// ZeRO-3 gathers are prefetched on a side stream and overlap compute; false: each blocks
+  /// (DeepSpeed before its PR #1453, which synchronized the device per fetch).
+  bool zero3_prefetch = true;
+  /// Host time each ZeRO-3 all-gather call costs before the collective starts, exposed when the
+  /// gathers block (DeepSpeed 2021: ~130 us pre-launch + ~250 us launch per all_gather on p4d).
+  double zero3_gather_cpu_us = 0;
+  /// ZeRO-3 collectives called with a list of one tensor per rank (torch.distributed.all_gather /
+  /// reduce_scatter, DeepSpeed before PR #1453): PyTorch's ProcessGroupNCCL gathers into a flat
+  /// buffer and copies each rank's slice out (reduce-scatter: in) one copy per rank.
+  bool zero3_list_collectives = false;
   bool operator==(const Software&) const = default;
 };
 
@@ -64,6 +104,12 @@ struct StackFamily {
 inline constexpr const char* kDefaultFramework = "megatron-core";
 
 [[nodiscard]] const char* to_string(AttentionKernel k);
+[[nodiscard]] const char* to_string(MainGrads g);
+
+/// The main-grad type of `sw` for a run in `precision` (fp32, or fp16/bf16 for 16-bit runs).
+[[nodiscard]] Dtype main_grad_dtype(const Software& sw, Dtype precision);
+/// Whether the weight-gradient GEMMs accumulate into the main grads of a run in `precision`.
+[[nodiscard]] bool fused_grad_accumulation(const Software& sw, Dtype precision);
 
 /// Parses calibration/stacks/NAME.json; throws SpecError (file + JSON pointer) on a malformed one
 /// (versions out of date order, a "since" that is not YYYY-MM, unknown keys).

@@ -130,8 +130,11 @@ TEST_CASE("cli simulate --overlap-p2p-comm: in-flight pipeline transfers shorten
   CHECK(overlapped.at("config").at("overlap_p2p_comm") == true);
   CHECK(run_json(job).at("step_time_s") == blocking.at("step_time_s"));
   CHECK(overlapped.at("step_time_s").get<double>() < blocking.at("step_time_s").get<double>());
-  // Today's Megatron-Core, the default stack, overlaps.
+  // Today's Megatron-Core, the default stack, overlaps; the output names the stack.
   CHECK(run_json(base).at("config").at("overlap_p2p_comm") == true);
+  CHECK(run_json(base).at("config").at("framework") == "megatron-core@2025");
+  CHECK(blocking.at("config").at("framework") == "megatron-lm@2021");
+  CHECK(run_json(base + " --framework megatron-lm@2022-03").at("config").at("framework") == "megatron-lm@2022");
   check_bad(job + " --overlap-p2p-comm maybe", Contains("--overlap-p2p-comm"));
 }
 
@@ -309,6 +312,14 @@ TEST_CASE("cli validate: a file of incomplete cases reports every one of them, e
   CHECK(c[5].at("id") == "#5");
   CHECK_THAT(c[5].at("reason").get<std::string>(), Contains("/cases/5"));
   CHECK(j.at("summary").at("n") == 2);
+  // Each case names its framework and the stack it ran on; summaries per framework and tier.
+  CHECK(c[0].at("framework") == "megatron-lm");
+  CHECK(c[0].at("stack") == "megatron-lm@2021");  // the date 2021, counted as mid-2021
+  CHECK(c[4].at("framework") == "colossalai");
+  CHECK(c[4].at("stack") == "megatron-core@2025");
+  CHECK(j.at("frameworks").at("megatron-lm").at("").at("n") == 1);  // 4 cases, 1 predicted
+  CHECK(j.at("frameworks").at("colossalai").at("").at("n") == 1);
+  CHECK_THAT(run_dtsim("validate '" + path + "'").out, Contains("by framework and tier\n  (none): n=0") && Contains("\n  colossalai: n=1"));
   // Only a file that cannot be read as a whole is an error.
   check_bad("validate '" + tmp.write("bad.json", "{\"schema\": 3}") + "'", Contains("/schema"));
 }

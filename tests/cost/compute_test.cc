@@ -84,6 +84,28 @@ TEST_CASE("cost::layer_forward/backward: TP overlap chunks GEMM rows, keeps FLOP
              WithinRel((cost::op_time(all_sms, ctx).value() - overhead) * 132.0 / 116.0, 1e-9));
 }
 
+TEST_CASE("cost::layer_backward: fused gradient accumulation reads and writes the main grads", "[cost]") {
+  cost::LayerShape sh = gpt3_tp4();
+  auto plain = cost::layer_backward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16);
+  auto fp32 = cost::layer_backward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16, {}, spec::Dtype::fp32);
+  auto bf16 = cost::layer_backward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16, {}, spec::Dtype::bf16);
+  for (const char* w : {"attn.qkv.wgrad", "attn.proj.wgrad", "mlp.fc1.wgrad", "mlp.fc2.wgrad"}) {
+    const cost::Op &p = named(plain, w), &a = named(fp32, w), &b = named(bf16, w);
+    CHECK(p.epilogue == 1.0);
+    CHECK(a.epilogue == 4.0);  // 4-byte read + 4-byte write against a 2-byte store
+    CHECK(b.epilogue == 2.0);
+    CHECK(a.flops.value() == p.flops.value());
+    // The output's bytes: 2 per element stored, 8 read and written as fp32.
+    CHECK_THAT(a.bytes.value() - p.bytes.value(), WithinRel(6.0 * a.m * a.n, 1e-12));
+  }
+  // Data gradients and the attention core are untouched.
+  CHECK(named(fp32, "mlp.fc1.dgrad").epilogue == 1.0);
+  CHECK(named(fp32, "attn.core.bwd").bytes.value() == named(plain, "attn.core.bwd").bytes.value());
+  // The LM head's weight gradient accumulates too.
+  auto head = cost::logits_ops(sh, spec::Dtype::bf16, true, spec::Dtype::fp32);
+  CHECK(named(head, "logits.wgrad").epilogue == 4.0);
+}
+
 TEST_CASE("cost::expected_max_normal: Blom's approximation of the normal maximum", "[cost]") {
   CHECK(cost::expected_max_normal(1) == 0);
   // Exact expectations of the largest of n standard normals (Harter 1961, Biometrika 48,

@@ -85,6 +85,22 @@ TEST_CASE("cost::gemm_efficiency: 8192^3 bf16 reproduces the published ceilings"
   CHECK_THAT(tflops_at(h, h100, 4096, 4096, 4096) / top, WithinRel(783.3 / 794.5, 0.06));
 }
 
+TEST_CASE("cost::gemm_efficiency: the k term is the tile epilogue", "[cost]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  // A tile's main loop does 2*k flops per output element at the SM's share of the sustained matmul
+  // rate; its epilogue stores 2 bytes per element at the SM's share of the HBM rate. The two take
+  // equally long at k = rate * 2 / (2 * bandwidth): ~262 on H100 (745 TFLOP/s, 3.35 TB/s at the
+  // profile's memory efficiency), what the fit to XLA's table found for the k term (248).
+  spec::Gpu h100 = spec::load_gpu("h100-sxm5-80gb");
+  spec::Calibration h = shipped("dgx-h100");
+  double k_epilogue = 745e12 * 2 / (2 * h100.hbm_bandwidth.value() * h.compute.memory_efficiency);
+  CHECK_THAT(h.compute.curve(Dtype::bf16).k_half, WithinRel(k_epilogue, 0.1));
+  // Accumulating into fp32 main grads reads and writes 8 bytes per element: 4 times the epilogue.
+  spec::GemmCurve c{.max_efficiency = 0.8, .mn_half = 1000, .k_half = 250};
+  CHECK_THAT(c.at(1e12, 1000, 4.0), WithinRel(c.at(1e12, 250), 1e-12));  // both at k = k_half x epilogue
+  CHECK_THAT(c.at(1e9, 2000, 4.0) / c.at(1e9, 2000), WithinRel((2000.0 + 250) / (2000 + 1000), 1e-12));
+}
+
 TEST_CASE("cost::gemm_efficiency: the curve's definition and fallbacks", "[cost]") {
   spec::Calibration cal = parse_calibration(kProfile, "cal.json");
   // eff = max * mn/(mn + mn_half) * k/(k + k_half): at mn = mn_half and k = k_half both halve.

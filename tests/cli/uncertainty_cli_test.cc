@@ -1,0 +1,210 @@
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_helpers.h"
+#include "helpers.h"
+
+using dtsim::test::check_bad;
+using dtsim::test::run_dtsim;
+using dtsim::test::run_json;
+using dtsim::test::TempDir;
+using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
+using Catch::Matchers::WithinAbs;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Runs of a dtsim-residuals/1 file. With e = predicted/measured - 1, m = measured/predicted - 1 =
+// 1/(1+e) - 1: e +25% -> m -20%; e -20% -> m +25%; e +60% -> m -37.5%; e -37.5% -> m +60%;
+// e +400% -> m -80%.
+const std::string kRuns = R"({"schema": "dtsim-residuals/1", "source": "test", "count": 8, "cases": [
+  {"id": "a", "tier": "t", "gpu": "h100-sxm5-80gb", "cluster": "dgx-h100", "framework": "nemo", "gpus": 64, "precision": "bf16", "error_pct": 25},
+  {"id": "b", "tier": "t", "gpu": "h100-sxm5-80gb", "cluster": "dgx-h100", "framework": "nemo", "gpus": 128, "precision": "bf16", "error_pct": -20},
+  {"id": "c", "tier": "t", "gpu": "h100-sxm5-80gb", "cluster": "dgx-h100", "framework": "nemo", "gpus": 256, "precision": "bf16", "error_pct": 0},
+  {"id": "d", "tier": "t", "gpu": "h100-sxm5-80gb", "cluster": "dgx-h100", "framework": "nemo", "gpus": 512, "precision": "bf16", "error_pct": 60},
+  {"id": "e", "tier": "t", "gpu": "h100-sxm5-80gb", "cluster": "dgx-h100", "framework": "nemo", "gpus": 1024, "precision": "bf16", "error_pct": -37.5},
+  {"id": "f", "tier": "t", "gpu": "h100-sxm5-80gb", "cluster": "dgx-h100", "framework": "nemo", "gpus": 8, "precision": "bf16", "error_pct": 400},
+  {"id": "g", "tier": "t", "gpu": "h100-sxm5-80gb", "cluster": "dgx-h100", "framework": "megatron-core", "gpus": 64, "precision": "bf16", "error_pct": -50},
+  {"id": "h", "tier": "t", "gpu": "h100-sxm5-80gb", "cluster": "dgx-h100", "framework": "nemo", "gpus": 64, "precision": "fp8", "error_pct": 100}
+]})";
+
+const std::string kSimulate = "simulate --model llama3-8b --cluster dgx-h100 --gpus 64 --gbs 64 --seq 4096 --framework nemo";
+const std::string kPlan =
+    "plan --model llama3-8b --cluster dgx-h100 --gpus 16 --gbs 32 --seq 4096 --max-mbs 1 --top 2 --framework nemo";
+
+// `dtsim ARGS` with the data dir `data` instead of the source tree; stdout only, exit code checked.
+std::string run_with_data_dir(const std::string& data, const std::string& args) {
+  std::string cmd = "DTSIM_DATA_DIR='" + data + "' '" + DTSIM_BINARY + "' " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int st = pclose(p);
+  REQUIRE(WIFEXITED(st));
+  REQUIRE(WEXITSTATUS(st) == 0);
+  return out;
+}
+
+// A data dir holding the source tree's presets but no calibration/residuals.json.
+std::string data_dir_without_residuals(const TempDir& tmp) {
+  fs::path data = tmp.dir / "data";
+  fs::create_directories(data / "calibration");
+  for (const char* d : {"models", "topologies"}) fs::create_directory_symlink(dtsim::test::source_path(d), data / d);
+  for (const auto& e : fs::directory_iterator(dtsim::test::source_path("calibration")))
+    if (e.path().filename() != "residuals.json") fs::create_symlink(e.path(), data / "calibration" / e.path().filename());
+  return data.string();
+}
+
+}  // namespace
+
+TEST_CASE("cli simulate: the interval of the job's family, text and JSON", "[cli]") {
+  TempDir tmp;
+  std::string runs = tmp.write("runs.json", kRuns);
+  // H100, nemo, 16-bit, 64 GPUs: scale 8 .. 512 holds a, b, c, d and f (e has 1024 GPUs, g another
+  // stack, h fp8): m = -20, +25, 0, -37.5, -80.
+  json j = run_json(kSimulate + " --residuals '" + runs + "' --json");
+  const json& u = j.at("uncertainty");
+  CHECK_THAT(u.at("low_pct").get<double>(), WithinAbs(-80, 1e-9));
+  CHECK_THAT(u.at("high_pct").get<double>(), WithinAbs(25, 1e-9));
+  CHECK(u.at("runs") == 5);
+  CHECK(u.at("relaxed") == json::array());
+  CHECK(u.at("reason").is_null());
+  CHECK(u.at("family") == json::parse(R"({"gpu": "h100-sxm5-80gb", "framework": "nemo", "precision": "16-bit",
+                                          "gpus_min": 8, "gpus_max": 512})"));
+  auto text = run_dtsim(kSimulate + " --residuals '" + runs + "'");
+  REQUIRE(text.status == 0);
+  CHECK_THAT(text.out, Contains(" s: measured -80% / +25% of the prediction on 5 comparable published runs "
+                                "(h100-sxm5-80gb, nemo, 16-bit, 8-512 GPUs)\n"));
+  // The line follows the step time.
+  CHECK(text.out.find("  interval ") > text.out.find("  step time "));
+}
+
+TEST_CASE("cli plan: every config carries the job's interval; the text gives #1's", "[cli]") {
+  TempDir tmp;
+  std::string runs = tmp.write("runs.json", kRuns);
+  // 16 GPUs: scale 2 .. 128 holds a, b, f (3 < 5), so scale is relaxed: a-f, 8 to 1024 GPUs,
+  // m = -20, +25, 0, -37.5, +60, -80.
+  json j = run_json(kPlan + " --residuals '" + runs + "' --json");
+  REQUIRE(j.at("configs").size() == 2);
+  const json& u = j.at("configs")[0].at("uncertainty");
+  CHECK(j.at("configs")[1].at("uncertainty") == u);
+  CHECK_THAT(u.at("low_pct").get<double>(), WithinAbs(-80, 1e-9));
+  CHECK_THAT(u.at("high_pct").get<double>(), WithinAbs(60, 1e-9));
+  CHECK(u.at("runs") == 6);
+  CHECK(u.at("relaxed") == json::array({"scale"}));
+  CHECK(u.at("family").at("gpus_min") == 8);
+  CHECK(u.at("family").at("gpus_max") == 1024);
+  auto text = run_dtsim(kPlan + " --residuals '" + runs + "'");
+  REQUIRE(text.status == 0);
+  CHECK_THAT(text.out, Contains("\ninterval of #1 ") &&
+                           Contains(" s: measured -80% / +60% of the prediction on 6 comparable published runs "
+                                    "(h100-sxm5-80gb, nemo, 16-bit, 8-1024 GPUs; relaxed scale: fewer than 5 runs "
+                                    "matched otherwise)\n"));
+}
+
+TEST_CASE("cli simulate: the shipped residuals by default; none without them", "[cli]") {
+  json u = run_json(kSimulate + " --json").at("uncertainty");
+  CHECK(u.at("runs").get<int>() >= 3);
+  CHECK(u.at("low_pct").get<double>() <= u.at("high_pct").get<double>());
+  // No calibration/residuals.json in the data dir: not an error, and said so.
+  TempDir tmp;
+  std::string data = data_dir_without_residuals(tmp);
+  json none = json::parse(run_with_data_dir(data, kSimulate + " --json")).at("uncertainty");
+  CHECK(none.at("low_pct").is_null());
+  CHECK(none.at("high_pct").is_null());
+  CHECK(none.at("runs") == 0);
+  CHECK(none.at("family").at("gpu").is_null());
+  CHECK(none.at("reason") == "no residuals file (" + data + "/calibration/residuals.json)");
+  CHECK_THAT(run_with_data_dir(data, kSimulate),
+             Contains("  interval none: no residuals file (" + data + "/calibration/residuals.json)\n"));
+}
+
+TEST_CASE("cli simulate/plan: too few runs, and a bad --residuals file", "[cli]") {
+  TempDir tmp;
+  std::string two = tmp.write("two.json", R"({"schema": "dtsim-residuals/1", "source": "t", "count": 2, "cases": [
+    {"id": "a", "tier": "t", "gpu": "h100-sxm5-80gb", "cluster": "dgx-h100", "framework": "nemo", "gpus": 64, "precision": "bf16", "error_pct": 25},
+    {"id": "b", "tier": "t", "gpu": "h100-sxm5-80gb", "cluster": "dgx-h100", "framework": "nemo", "gpus": 128, "precision": "bf16", "error_pct": -20}]})");
+  auto text = run_dtsim(kSimulate + " --residuals '" + two + "'");
+  CHECK_THAT(text.out, Contains("  interval none: no comparable published runs (2 in the widest family: any GPU, any "
+                                "stack, any precision, 64-128 GPUs; relaxed scale, framework, precision, gpu: fewer "
+                                "than 5 runs matched otherwise)\n"));
+  std::string bad = tmp.write("bad.json", dtsim::test::replaced(kRuns, "\"gpus\": 128", "\"gpus\": 0"));
+  check_bad(kSimulate + " --residuals '" + bad + "'",
+            Equals("dtsim: " + bad + ":/cases/1/gpus: expected an integer in [1, 16777216], got 0\n"));
+  check_bad(kPlan + " --residuals '" + bad + "'",
+            Equals("dtsim: " + bad + ":/cases/1/gpus: expected an integer in [1, 16777216], got 0\n"));
+  check_bad(kSimulate + " --residuals /nonexistent/r.json", Contains("/nonexistent/r.json"));
+}
+
+TEST_CASE("cli validate --residuals: one entry per predicted case", "[cli]") {
+  TempDir tmp;
+  // GPT 1.7B (SC'21 Table 1) on 8 A100s with Megatron-LM of 2021, and a case that cannot be read.
+  auto one = [](const std::string& id, const std::string& layers) {
+    return R"({"id": ")" + id + R"(", "tier": "dense16", "model": {"name": "GPT 1.7B", "layers": )" + layers +
+           R"(, "hidden": 2304, "heads": 24, "kv_heads": 24, "ffn_hidden": 9216, "activation": "gelu", "vocab": 51200,
+      "moe_experts": null, "moe_topk": null, "moe_ffn_hidden": null}, "cluster": "dgx-a100", "gpus": 8,
+      "gpus_per_node": 8, "parallel": {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "ep": 1, "vp": 1, "zero_stage": 1,
+      "sequence_parallel": false}, "training": {"micro_batch": 4, "global_batch": 64, "seq_len": 2048,
+      "recompute": "none", "precision": "fp16"}, "measured": {"iteration_s": 1.0},
+      "framework": {"name": "megatron-lm", "version": null, "date": "2021"}})";
+  };
+  std::string path = tmp.write("v.json", R"({"schema": "dtsim-validation-cases/1", "cases": [)" + one("ok", "24") +
+                                             "," + one("no-layers", "null") + "]}");
+  std::string out = (tmp.dir / "res.json").string();
+  json v = run_json("validate '" + path + "' --no-recipes --json --residuals '" + out + "'");
+  json r = json::parse(dtsim::test::read_text(out));
+  CHECK(r.at("schema") == "dtsim-residuals/1");
+  CHECK(r.at("source") == "dtsim validate " + path + " --no-recipes");
+  CHECK(r.at("count") == 1);
+  REQUIRE(r.at("cases").size() == 1);
+  const json& c = r.at("cases")[0];
+  CHECK(c.at("id") == "ok");
+  CHECK(c.at("tier") == "dense16");
+  CHECK(c.at("gpu") == "a100-sxm4-80gb");  // topologies/dgx-a100.json
+  CHECK(c.at("cluster") == "dgx-a100");
+  CHECK(c.at("framework") == "megatron-lm");
+  CHECK(c.at("gpus") == 8);
+  CHECK(c.at("precision") == "fp16");
+  // validate's own signed error, rounded to 0.001.
+  CHECK_THAT(c.at("error_pct").get<double>(), WithinAbs(v.at("cases")[0].at("error_pct").get<double>(), 0.0005));
+  check_bad("validate '" + path + "' --residuals /nonexistent/dir/res.json",
+            Equals("dtsim: --residuals: expected a writable file path, got \"/nonexistent/dir/res.json\"\n"));
+}
+
+TEST_CASE("calibration/residuals.json: what dtsim validate gives on the shipped published runs", "[cli]") {
+  fs::path shared = fs::path(DTSIM_SHARED_DIR).lexically_normal();
+  if (!fs::exists(shared / "validation/measured_runs.json")) {
+    WARN("skipped: " << (shared / "validation/measured_runs.json").string() << " not found");
+    return;
+  }
+  // Run from the source tree with the path the shipped file's "source" names, as a person
+  // regenerating it would.
+  fs::path source = fs::path(DTSIM_SOURCE_DIR).lexically_normal();
+  std::string runs = (shared.lexically_relative(source) / "validation/measured_runs.json").string();
+  TempDir tmp;
+  std::string out = (tmp.dir / "residuals.json").string();
+  auto r = run_dtsim("validate " + runs + " --residuals '" + out + "'", source.string());
+  REQUIRE(r.status == 0);
+  json fresh = json::parse(dtsim::test::read_text(out));
+  json shipped = json::parse(dtsim::test::read_text(dtsim::test::source_path("calibration/residuals.json")));
+  if (fresh != shipped) {
+    std::string diff;
+    for (const auto& op : json::diff(shipped, fresh)) {
+      if (diff.size() > 1500) break;
+      diff += "  " + op.dump() + "\n";
+    }
+    FAIL("calibration/residuals.json is stale; regenerate it in " << source.string() << " with\n  build/dtsim validate "
+                                                                   << runs << " --residuals calibration/residuals.json\n"
+                                                                   << "differences (shipped -> fresh):\n" << diff);
+  }
+}

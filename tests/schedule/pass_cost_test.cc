@@ -1,0 +1,94 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "cost/compute.h"
+#include "cost/layer_shape.h"
+#include "cost/memory.h"
+#include "helpers.h"
+#include "schedule/pass_cost.h"
+#include "spec/load.h"
+#include "spec/stack.h"
+
+using namespace dtsim;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+// Every collective takes `t` seconds: what the TP pricing does with it is then plain arithmetic.
+struct FlatNetwork : schedule::CommPricer {
+  Seconds t;
+  explicit FlatNetwork(double seconds) : t(seconds) {}
+  [[nodiscard]] Seconds time(const schedule::Comm&) const override { return t; }
+};
+
+struct Job {
+  spec::Model model = spec::load_model(test::source_path("models/gpt3-175b.json"));
+  spec::Cluster cluster = spec::load_cluster(test::source_path("topologies/dgx-a100.json"));
+  spec::Calibration cal = spec::load_calibration(test::source_path("calibration/dgx-a100.json"));
+  spec::Software sw = spec::load_stack("megatron-lm@2021").software;
+  schedule::StepSpec spec(spec::Parallel par, spec::Dtype precision = spec::Dtype::fp16) const {
+    spec::Training t{.micro_batch = 1, .global_batch = 8, .seq_len = 2048, .precision = precision};
+    t.grad_dtype = spec::main_grad_dtype(sw, precision);
+    return {&model, &cluster, par, t, &cal, sw};
+  }
+};
+
+double seconds(const schedule::PassCost& p, schedule::Category c) {
+  for (const auto& s : p.segments)
+    if (s.category == c) return to_seconds(s.duration).value();
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("schedule::layer_cost: without gradient-accumulation fusion the backward adds the main-grad update",
+          "[schedule]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  Job j;
+  FlatNetwork net(0);
+  spec::Parallel par{.tp = 8, .pp = 8, .dp = 1, .zero_stage = 0};
+  double unfused = seconds(schedule::layer_cost(j.spec(par), net).backward, schedule::Category::compute);
+  j.sw.grad_accumulation_fusion = spec::GradAccumFusion::on;
+  double fused = seconds(schedule::layer_cost(j.spec(par), net).backward, schedule::Category::compute);
+  // Unfused, fp16 main grads (Megatron-LM 2021 --fp16): 2 + 2 x 2 = 6 bytes per parameter of the
+  // layer on one TP rank, at the profile's HBM rate, plus 12 kernels' fixed cost; times the pace.
+  double params = cost::local_layer_params(j.model, par).total();
+  cost::ComputeContext ctx = schedule::compute_context(j.spec(par));
+  double update = (6.0 * params / (ctx.gpu->hbm_bandwidth.value() * j.cal.compute.memory_efficiency) +
+                   12 * j.cal.compute.kernel_overhead.value()) * ctx.pace;
+  // Fused, the weight-gradient GEMMs read and write the fp16 main grads in their epilogue instead.
+  cost::LayerShape sh = cost::layer_shape(j.model, par, 1, 2048);
+  auto backward = [&](std::optional<spec::Dtype> acc) {
+    return cost::ops_time(cost::layer_backward(sh, j.sw.attention, spec::Dtype::fp16, {}, acc), ctx).value();
+  };
+  double epilogues = backward(spec::Dtype::fp16) - backward(std::nullopt);
+  CHECK(epilogues > 0);
+  CHECK_THAT(unfused - fused, WithinRel(update - epilogues, 1e-6));  // the clock's picosecond ticks
+  // ZeRO-2 accumulates into the 1/dp shard: not priced.
+  j.sw.grad_accumulation_fusion = spec::GradAccumFusion::off;
+  spec::Parallel z2{.tp = 8, .pp = 8, .dp = 2, .zero_stage = 2};
+  double sharded = seconds(schedule::layer_cost(j.spec(z2), net).backward, schedule::Category::compute);
+  cost::LayerShape sh2 = cost::layer_shape(j.model, z2, 1, 2048);
+  cost::ComputeContext ctx2 = schedule::compute_context(j.spec(z2));
+  CHECK_THAT(sharded, WithinRel(cost::ops_time(cost::layer_backward(sh2, j.sw.attention, spec::Dtype::fp16), ctx2).value(), 1e-9));
+}
+
+TEST_CASE("schedule::layer_cost: asynchronous TP backward hides the column layers' reductions", "[schedule]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  Job j;
+  spec::Parallel par{.tp = 8, .pp = 8, .dp = 1, .zero_stage = 0};
+  // A tiny collective time: all of it hides behind the QKV and FC1 weight-gradient GEMMs.
+  FlatNetwork net(1e-6);
+  auto tp_backward = [&](bool async) {
+    j.sw.tp_async_backward = async;
+    return seconds(schedule::layer_cost(j.spec(par), net).backward, schedule::Category::tp_comm);
+  };
+  // Synchronous (2021): the backward's two all-reduces are exposed.
+  CHECK_THAT(tp_backward(false), WithinRel(2e-6, 1e-9));
+  // Asynchronous (2022): hidden, apart from the slowdown they cause the GEMMs.
+  CHECK_THAT(tp_backward(true), WithinRel(2e-6 * j.cal.compute.overlap_slowdown, 1e-9));
+  // The forward's are never hidden.
+  j.sw.tp_async_backward = true;
+  CHECK_THAT(seconds(schedule::layer_cost(j.spec(par), net).forward, schedule::Category::tp_comm), WithinRel(2e-6, 1e-9));
+}

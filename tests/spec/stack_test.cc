@@ -1,0 +1,104 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "core/errors.h"
+#include "helpers.h"
+#include "spec/stack.h"
+
+using namespace dtsim::spec;
+using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+// Two versions of a stack, {X} replaced per test.
+const std::string kStack = R"({"name": "toy", "description": "test",
+  "versions": [
+    {"version": "1", "since": "2021-01",
+     "software": {"attention": "unfused", "tp_comm_overlap": false, "tp_async_backward": false,
+                  "overlap_grad_reduce": false, "overlap_param_gather": false, "overlap_p2p_comm": false,
+                  "main_grads": "param", "grad_accumulation_fusion": "off"},
+     "defaults": {"recompute": "full", "precision": "fp16"}},
+    {"version": "2", "since": "2022-06",
+     "software": {"attention": "flash", "tp_comm_overlap": true, "tp_async_backward": true,
+                  "overlap_grad_reduce": true, "overlap_param_gather": true, "overlap_p2p_comm": true,
+                  "main_grads": "fp32_if_bf16", "grad_accumulation_fusion": "fp32_only"},
+     "defaults": {}}]})";
+
+std::string with(const std::string& from, const std::string& to) { return dtsim::test::replaced(kStack, from, to); }
+
+}  // namespace
+
+TEST_CASE("spec::parse_stack_family: versions, defaults and errors", "[spec]") {
+  StackFamily f = parse_stack_family(kStack, "toy.json");
+  REQUIRE(f.versions.size() == 2);
+  CHECK(f.versions[0].label() == "toy@1");
+  CHECK(f.versions[0].defaults.recompute == Recompute::full);
+  CHECK(f.versions[0].software.grad_accumulation_fusion == GradAccumFusion::off);
+  CHECK_FALSE(f.versions[1].defaults.recompute);
+  CHECK_THROWS_WITH(parse_stack_family(with(R"("since": "2022-06")", R"("since": "2020-06")"), "toy.json"),
+                    Equals("toy.json:/versions/1/since: expected versions oldest first (since >= 2021-01), got "
+                           "\"2020-06\""));
+  CHECK_THROWS_WITH(parse_stack_family(with(R"("since": "2021-01")", R"("since": "2021")"), "toy.json"),
+                    Equals("toy.json:/versions/0/since: expected a month YYYY-MM, got \"2021\""));
+  CHECK_THROWS_WITH(parse_stack_family(with(R"("version": "2")", R"("version": "1")"), "toy.json"),
+                    Equals("toy.json:/versions/1/version: expected a new version, got \"1\" twice"));
+  CHECK_THROWS_WITH(parse_stack_family(with(R"("main_grads": "param")", R"("main_grads": "fp16")"), "toy.json"),
+                    StartsWith("toy.json:/versions/0/software/main_grads: expected one of fp32, param, fp32_if_bf16"));
+}
+
+TEST_CASE("spec::load_stack and find_stack: by name, version or date", "[spec]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  CHECK(load_stack("megatron-lm").version == "2022");          // the latest
+  CHECK(load_stack("megatron-lm@2021").version == "2021");     // a version as written
+  CHECK(load_stack("megatron-lm@2021-11").version == "2021");  // the one out by then
+  CHECK(load_stack("megatron-lm@2022-05").version == "2022");
+  CHECK_THROWS_WITH(load_stack("megatron-lm@2019-01"),
+                    StartsWith("--framework: expected a version of megatron-lm (2021, 2022) or a date YYYY[-MM]"));
+  CHECK_THROWS_WITH(load_stack("colossalai"), StartsWith("--framework: expected a preset name ("));
+  // A run's framework: its version when the file has it, else its date (a year alone is its middle;
+  // a date before every profile takes the oldest).
+  CHECK(find_stack("megatron-lm", std::nullopt, std::string("2021-04"), "w").version == "2021");
+  CHECK(find_stack("megatron-lm", std::nullopt, std::string("2022"), "w").version == "2022");
+  CHECK(find_stack("deepspeed", std::nullopt, std::string("2021"), "w").version == "0.3");
+  CHECK(find_stack("deepspeed", std::nullopt, std::string("2021-08"), "w").version == "0.4");
+  CHECK(find_stack("nemo", std::nullopt, std::string("2024"), "w").version == "24.07");
+  CHECK(find_stack("megatron-lm", std::nullopt, std::string("2019-05"), "w").version == "2021");
+  CHECK(find_stack("nemo", std::string("24.07"), std::string("2024-11"), "w").version == "24.07");
+  CHECK(find_stack("nemo", std::nullopt, std::nullopt, "w").version == "24.11");
+  CHECK_THROWS_WITH(find_stack("colossalai", std::nullopt, std::nullopt, "v.json:/cases/0/framework/name"),
+                    StartsWith("v.json:/cases/0/framework/name: expected a framework with a stack profile ("));
+  CHECK(kDefaultFramework == std::string("megatron-core"));
+  CHECK(load_stack(kDefaultFramework).name == "megatron-core");
+}
+
+TEST_CASE("spec::main_grad_dtype and fused_grad_accumulation: the stacks' rules", "[spec]") {
+  Software s;
+  s.main_grads = MainGrads::fp32_if_bf16;  // Megatron-LM since 2022 (arguments.py)
+  CHECK(main_grad_dtype(s, Dtype::bf16) == Dtype::fp32);
+  CHECK(main_grad_dtype(s, Dtype::fp16) == Dtype::fp16);
+  CHECK(main_grad_dtype(s, Dtype::fp8) == Dtype::fp32);  // fp8 recipes keep bf16 weights
+  s.grad_accumulation_fusion = GradAccumFusion::fp32_only;  // "supported only with fp32 gradient accumulation"
+  CHECK(fused_grad_accumulation(s, Dtype::bf16));
+  CHECK_FALSE(fused_grad_accumulation(s, Dtype::fp16));
+  s.main_grads = MainGrads::param;
+  CHECK(main_grad_dtype(s, Dtype::bf16) == Dtype::bf16);
+  s.grad_accumulation_fusion = GradAccumFusion::on;
+  CHECK(fused_grad_accumulation(s, Dtype::bf16));
+  s.grad_accumulation_fusion = GradAccumFusion::off;
+  CHECK_FALSE(fused_grad_accumulation(s, Dtype::bf16));
+}
+
+TEST_CASE("spec: every shipped stack loads, and names its sources", "[spec]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  for (const std::string& name : stack_names()) {
+    INFO(name);
+    std::string text = dtsim::test::read_text(dtsim::test::source_path("calibration/stacks/" + name + ".json"));
+    StackFamily f = parse_stack_family(text, name + ".json");
+    CHECK(f.name == name);
+    CHECK_THAT(text, Contains("\"sources\""));
+  }
+  CHECK(stack_names().size() >= 4);
+}
