@@ -118,16 +118,39 @@ std::vector<Op> layer_gemms(const LayerShape& s, Dtype precision) {
 // bias-dropout-add (read 2, write 1, mask), the MLP activation (read gate inputs, write 1),
 // rotary embedding, MoE token permute/unpermute, context parallelism's merges of partial
 // attention outputs; fp8 adds a cast of every GEMM input (read 2, write 1).
-std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision) {
+std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision, const Fusions& fused) {
   double th = s.tokens * s.hidden * s.sp;
   double ffn_elems = s.experts_local > 0 ? s.expert_tokens * s.expert_ffn * s.experts_local / s.experts_local
                                          : s.tokens * s.ffn;
-  std::vector<Op> e{memory("norm1", th, 2 * kAct), memory("attn.bda", th, 3 * kAct + 1),
-                    memory("norm2", th, 2 * kAct), memory("mlp.act", ffn_elems, (s.gate + 1) * kAct),
-                    memory("mlp.bda", th, 3 * kAct + 1)};
+  // Unfused, per output element: a bias add before the activation (read 2, write 2 per input
+  // element) and, gated, SiLU apart from the multiply (its output written and read: 4 bytes);
+  // bias add, dropout and residual add as three ops (11 bytes, 15 with the bias, against 7).
+  double act_bytes = (s.gate + 1) * kAct, act_kernels = 1;
+  double bda_bytes = 3 * kAct + 1, bda_kernels = 1;
+  if (!fused.activation) {
+    if (s.mlp_bias) act_bytes += s.gate * 2 * kAct, act_kernels += 1;
+    if (s.gate > 1) act_bytes += 2 * kAct, act_kernels += 1;
+  }
+  if (!fused.residual) {
+    bda_bytes += 2 * kAct, bda_kernels += 1;
+    if (s.mlp_bias) bda_bytes += 2 * kAct, bda_kernels += 1;
+  }
+  // Unfused RMSNorm (torchtitan RMSNorm.forward: self._norm(x.float()).type_as(x) * self.weight,
+  // _norm = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)): upcast (read 2, write 4),
+  // pow (4, 4), mean (4), multiply (4, 4), cast back (4, 2), weight (2, 2) = 36 bytes, 8 kernels
+  // counting the per-row add and rsqrt.
+  double norm_bytes = 2 * kAct, norm_kernels = 1;
+  if (!fused.rms_norm && s.rms_norm) norm_bytes = 36, norm_kernels = 8;
+  std::vector<Op> e{memory("norm1", th, norm_bytes, norm_kernels), memory("attn.bda", th, bda_bytes, bda_kernels),
+                    memory("norm2", th, norm_bytes, norm_kernels), memory("mlp.act", ffn_elems, act_bytes, act_kernels),
+                    memory("mlp.bda", th, bda_bytes, bda_kernels)};
   if (s.experts_local > 0) e.push_back(memory("moe.permute", s.expert_tokens * s.hidden, 4 * kAct, 2));
   // Rotary embedding (Megatron-Core apply_rope_fusion: one fused kernel) rotates Q and K in place.
-  if (s.rotary) e.push_back(memory("attn.rope", s.tokens * (s.q_width + s.kv_width), 2 * kAct));
+  // Unfused (torchtitan apply_rotary_emb): per tensor an fp32 upcast (read 2, write 4), a complex
+  // multiply (read 8, write 8) and the cast back (read 4, write 2), three kernels each.
+  if (s.rotary)
+    e.push_back(fused.rope ? memory("attn.rope", s.tokens * (s.q_width + s.kv_width), 2 * kAct)
+                           : memory("attn.rope", s.tokens * (s.q_width + s.kv_width), 28, 6));
   if (s.cp > 1) {
     // Ring attention (Transformer Engine AttnFuncWithCPAndKVP2P.forward): K and V are packed into
     // one p2p buffer (read 2, write 2), the output is zeroed and each of the cp partial results
@@ -211,7 +234,8 @@ TpOverlapShape tp_overlap_shape(std::int64_t tp, bool tp_comm_overlap, std::int6
           .pipeline_sm_share = sms > kPipelineCommSms ? (sms - kPipelineCommSms) / sms : 1.0};
 }
 
-std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype precision, const TpOverlapShape& overlap) {
+std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype precision, const TpOverlapShape& overlap,
+                              const Fusions& fusions) {
   std::vector<Op> ops = layer_gemms(s, precision);
   // Dense layers only: Megatron-Core does not pipeline the experts' GEMMs with TP communication.
   for (const char* name : {"attn.qkv", "mlp.fc1"})
@@ -220,12 +244,13 @@ std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype p
     if (Op* op = find(ops, name)) split_rows(*op, overlap.pipeline_splits, overlap.pipeline_sm_share);
   if (attn == AttentionKernel::flash) ops.push_back(flash(s, false));
   else unfused_forward(ops, s);
-  for (Op& e : layer_elementwise(s, precision)) ops.push_back(std::move(e));
+  for (Op& e : layer_elementwise(s, precision, fusions)) ops.push_back(std::move(e));
   return ops;
 }
 
 std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype precision,
-                               const TpOverlapShape& overlap, std::optional<Dtype> accumulate_into) {
+                               const TpOverlapShape& overlap, std::optional<Dtype> accumulate_into,
+                               const Fusions& fusions) {
   std::vector<Op> ops;
   for (const Op& g : layer_gemms(s, precision)) {
     gemm_backward(ops, g);
@@ -236,7 +261,7 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
   if (attn == AttentionKernel::flash) ops.push_back(flash(s, true));
   else unfused_backward(ops, s);
   // Element-wise backward kernels move about twice the forward bytes (read grad and saved input).
-  for (Op& e : layer_elementwise(s, precision)) {
+  for (Op& e : layer_elementwise(s, precision, fusions)) {
     e.name += ".bwd";
     e.bytes = e.bytes * 2.0;
     ops.push_back(std::move(e));

@@ -46,6 +46,18 @@ struct TpOverlapShape {
   double pipeline_sm_share = 1;
 };
 
+/// Which element-wise chains the stack runs as one kernel (Megatron-LM --bias-gelu-fusion,
+/// --bias-dropout-fusion, Megatron-Core apply_rope_fusion; Transformer Engine), or as the separate
+/// PyTorch ops of eager model code (torchtitan, Hugging Face): each intermediate is written and
+/// read back, one kernel per op.
+struct Fusions {
+  bool activation = true;  ///< bias + activation (and the gate's multiply)
+  bool residual = true;    ///< bias + dropout + residual add
+  bool rope = true;        ///< rotary embedding of Q and K
+  bool rms_norm = true;    ///< RMSNorm (PyTorch's LayerNorm is one native kernel either way)
+  bool operator==(const Fusions&) const = default;
+};
+
 /// The TpOverlapShape of a job: none when tp == 1 or overlap is off.
 [[nodiscard]] TpOverlapShape tp_overlap_shape(std::int64_t tp, bool tp_comm_overlap, std::int64_t sm_count);
 
@@ -78,13 +90,14 @@ struct ComputeContext {
 
 /// Forward ops of one layer: norms, QKV, attention core, projection, residuals, MLP or MoE.
 [[nodiscard]] std::vector<Op> layer_forward(const LayerShape& s, spec::AttentionKernel attn, spec::Dtype precision,
-                                            const TpOverlapShape& overlap = {});
+                                            const TpOverlapShape& overlap = {}, const Fusions& fusions = {});
 /// Backward ops: data and weight gradients of each GEMM, attention backward, element-wise grads.
 /// `accumulate_into`: the main-grad type the weight-gradient GEMMs accumulate into (gradient-
 /// accumulation fusion: C += A B in the GEMM's epilogue), none when they write a fresh 16-bit output.
 [[nodiscard]] std::vector<Op> layer_backward(const LayerShape& s, spec::AttentionKernel attn, spec::Dtype precision,
                                              const TpOverlapShape& overlap = {},
-                                             std::optional<spec::Dtype> accumulate_into = std::nullopt);
+                                             std::optional<spec::Dtype> accumulate_into = std::nullopt,
+                                             const Fusions& fusions = {});
 /// Forward ops re-run inside backward by selective recompute (the attention core,
 /// Korthikanti et al. 2022 sec. 5).
 [[nodiscard]] std::vector<Op> selective_recompute(const LayerShape& s, spec::AttentionKernel attn);

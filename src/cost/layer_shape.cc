@@ -25,6 +25,8 @@ LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, std::int
   s.gate = m.gated() ? 2.0 : 1.0;
   s.sp = par.sequence_parallel ? 1.0 / s.tp : 1.0;
   s.rotary = m.position_embedding == spec::PositionEmbedding::rotary;
+  s.mlp_bias = m.linear_bias == spec::LinearBias::all;
+  s.rms_norm = m.norm == spec::Norm::rmsnorm;
   if (m.is_moe()) {
     s.experts = static_cast<double>(m.moe_experts);
     s.experts_local = s.experts / static_cast<double>(par.ep);

@@ -19,6 +19,8 @@ struct LayerShape {
   double gate = 1;         ///< 2 for gated MLPs (gate and up projections), else 1
   double sp = 1;           ///< share of hidden-size element-wise work: 1/tp with SP, else 1
   bool rotary = false;     ///< rotary position embedding applied to Q and K in every layer
+  bool mlp_bias = false;   ///< the MLP and projection linears carry biases (Megatron GPT)
+  bool rms_norm = false;   ///< RMSNorm (else LayerNorm)
   double tp = 1;
   double cp = 1;
   // MoE (zero experts = dense)

@@ -186,8 +186,12 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   cost::ComputeContext ctx = compute_context(s);
   auto attn = s.software.attention;
   cost::TpOverlapShape overlap = cost::tp_overlap_shape(s.par.tp, s.software.tp_comm_overlap, s.cluster->gpu.sm_count);
-  std::vector<Op> fwd = cost::layer_forward(sh, attn, s.train.precision, overlap);
-  std::vector<Op> bwd = cost::layer_backward(sh, attn, s.train.precision, overlap, fused_accumulation(s));
+  cost::Fusions fusions{.activation = s.software.bias_activation_fusion,
+                        .residual = s.software.bias_dropout_add_fusion,
+                        .rope = s.software.rope_fusion,
+                        .rms_norm = s.software.rmsnorm_fusion};
+  std::vector<Op> fwd = cost::layer_forward(sh, attn, s.train.precision, overlap, fusions);
+  std::vector<Op> bwd = cost::layer_backward(sh, attn, s.train.precision, overlap, fused_accumulation(s), fusions);
   LayerCost lc;
   Seconds fwd_t = cost::ops_time(fwd, ctx), bwd_t = cost::ops_time(bwd, ctx);
   add(lc.forward, Category::compute, fwd_t);

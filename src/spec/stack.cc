@@ -45,6 +45,10 @@ Software read_software(ObjectReader r) {
   s.zero3_prefetch = r.optional_boolean("zero3_prefetch").value_or(true);
   s.zero3_gather_cpu_us = r.optional_positive("zero3_gather_cpu_us", true).value_or(0.0);
   s.zero3_list_collectives = r.optional_boolean("zero3_list_collectives").value_or(false);
+  s.bias_activation_fusion = r.optional_boolean("bias_activation_fusion").value_or(true);
+  s.bias_dropout_add_fusion = r.optional_boolean("bias_dropout_add_fusion").value_or(true);
+  s.rope_fusion = r.optional_boolean("rope_fusion").value_or(true);
+  s.rmsnorm_fusion = r.optional_boolean("rmsnorm_fusion").value_or(true);
   r.finish();
   return s;
 }

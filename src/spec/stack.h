@@ -67,6 +67,12 @@ struct Software {
   /// reduce_scatter, DeepSpeed before PR #1453): PyTorch's ProcessGroupNCCL gathers into a flat
   /// buffer and copies each rank's slice out (reduce-scatter: in) one copy per rank.
   bool zero3_list_collectives = false;
+  /// Element-wise chains fused into one kernel each (NeMo's names): bias + activation, bias +
+  /// dropout + residual add, rotary embedding, RMSNorm; false: eager PyTorch ops (cost::Fusions).
+  bool bias_activation_fusion = true;
+  bool bias_dropout_add_fusion = true;
+  bool rope_fusion = true;
+  bool rmsnorm_fusion = true;
   bool operator==(const Software&) const = default;
 };
 

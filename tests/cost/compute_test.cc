@@ -106,6 +106,40 @@ TEST_CASE("cost::layer_backward: fused gradient accumulation reads and writes th
   CHECK(named(head, "logits.wgrad").epilogue == 4.0);
 }
 
+TEST_CASE("cost::layer_forward: unfused element-wise chains move their intermediates", "[cost]") {
+  spec::Model llama = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/llama3-8b.json");
+  cost::LayerShape sh = cost::layer_shape(llama, spec::Parallel{}, 1, 4096);
+  REQUIRE(sh.rms_norm);
+  REQUIRE(sh.rotary);
+  REQUIRE_FALSE(sh.mlp_bias);
+  auto fused = cost::layer_forward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16);
+  cost::Fusions none{.activation = false, .residual = false, .rope = false, .rms_norm = false};
+  auto eager = cost::layer_forward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16, {}, none);
+  double th = sh.tokens * sh.hidden;
+  // SwiGLU: SiLU's output written and read back (6 -> 10 bytes per element, 2 kernels).
+  CHECK(named(fused, "mlp.act").bytes.value() == sh.tokens * sh.ffn * 6);
+  CHECK(named(eager, "mlp.act").bytes.value() == sh.tokens * sh.ffn * 10);
+  CHECK(named(eager, "mlp.act").kernels == 2);
+  // No bias: dropout and the residual add apart (7 -> 11 bytes, 2 kernels).
+  CHECK(named(eager, "attn.bda").bytes.value() == th * 11);
+  CHECK(named(eager, "attn.bda").kernels == 2);
+  // RMSNorm in eager ops: 36 bytes over 8 kernels; RoPE via fp32 complex numbers: 28 over 6.
+  CHECK(named(fused, "norm1").bytes.value() == th * 4);
+  CHECK(named(eager, "norm1").bytes.value() == th * 36);
+  CHECK(named(eager, "norm2").kernels == 8);
+  CHECK(named(eager, "attn.rope").bytes.value() == sh.tokens * (sh.q_width + sh.kv_width) * 28);
+  // GPT (biases, LayerNorm, GELU): the bias adds too; LayerNorm stays one native kernel.
+  cost::LayerShape g = gpt3_tp4();
+  auto gpt = cost::layer_forward(g, spec::AttentionKernel::flash, spec::Dtype::bf16, {}, none);
+  CHECK(named(gpt, "mlp.act").bytes.value() == g.tokens * g.ffn * 8);
+  CHECK(named(gpt, "mlp.bda").bytes.value() == g.tokens * g.hidden * g.sp * 15);
+  CHECK(named(gpt, "mlp.bda").kernels == 3);
+  CHECK(named(gpt, "norm1").bytes.value() == g.tokens * g.hidden * g.sp * 4);
+  // The backward moves twice the forward's element-wise bytes, fused or not.
+  auto eager_b = cost::layer_backward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16, {}, std::nullopt, none);
+  CHECK(named(eager_b, "norm1.bwd").bytes.value() == th * 72);
+}
+
 TEST_CASE("cost::expected_max_normal: Blom's approximation of the normal maximum", "[cost]") {
   CHECK(cost::expected_max_normal(1) == 0);
   // Exact expectations of the largest of n standard normals (Harter 1961, Biometrika 48,

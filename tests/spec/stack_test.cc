@@ -47,6 +47,23 @@ TEST_CASE("spec::parse_stack_family: versions, defaults and errors", "[spec]") {
                     Equals("toy.json:/versions/1/version: expected a new version, got \"1\" twice"));
   CHECK_THROWS_WITH(parse_stack_family(with(R"("main_grads": "param")", R"("main_grads": "fp16")"), "toy.json"),
                     StartsWith("toy.json:/versions/0/software/main_grads: expected one of fp32, param, fp32_if_bf16"));
+  // Optional switches: absent means Megatron's fused kernels, no ZeRO-3 host costs.
+  const Software& sw = f.versions[0].software;
+  CHECK(sw.bias_activation_fusion);
+  CHECK(sw.rmsnorm_fusion);
+  CHECK_FALSE(sw.zero3_list_collectives);
+  CHECK(sw.zero3_gather == Zero3Gather::layer);
+  StackFamily eager = parse_stack_family(with(R"("grad_accumulation_fusion": "off"})",
+                                              R"("grad_accumulation_fusion": "off", "rope_fusion": false,
+                                                 "zero3_gather": "module", "zero3_list_collectives": true})"),
+                                         "toy.json");
+  CHECK_FALSE(eager.versions[0].software.rope_fusion);
+  CHECK(eager.versions[0].software.zero3_gather == Zero3Gather::module);
+  CHECK(eager.versions[0].software.zero3_list_collectives);
+  CHECK_THROWS_WITH(parse_stack_family(with(R"("grad_accumulation_fusion": "off"})",
+                                            R"("grad_accumulation_fusion": "off", "rope_fusion": "no"})"),
+                                       "toy.json"),
+                    Equals("toy.json:/versions/0/software/rope_fusion: expected true or false, got \"no\""));
 }
 
 TEST_CASE("spec::load_stack and find_stack: by name, version or date", "[spec]") {
