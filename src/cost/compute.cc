@@ -15,14 +15,14 @@ Op gemm(std::string name, double m, double n, double k, double batch, double ele
   Op op{.name = std::move(name), .kind = OpKind::gemm, .m = m, .n = n, .k = k, .batch = batch};
   op.flops = flops(2.0 * m * n * k * batch);
   op.bytes = bytes((m * k + k * n + m * n) * elem_bytes * batch);
+  op.elem_bytes = elem_bytes;
   return op;
 }
 
 // Backward of Y[m,n] = X[m,k] W[k,n]: dX = dY W^T (m x k, reduce n), dW = X^T dY (k x n, reduce m).
 void gemm_backward(std::vector<Op>& out, const Op& f) {
-  double elem = f.bytes.value() / ((f.m * f.k + f.k * f.n + f.m * f.n) * f.batch);
-  out.push_back(gemm(f.name + ".dgrad", f.m, f.k, f.n, f.batch, elem));
-  out.push_back(gemm(f.name + ".wgrad", f.k, f.n, f.m, f.batch, elem));
+  out.push_back(gemm(f.name + ".dgrad", f.m, f.k, f.n, f.batch, f.elem_bytes));
+  out.push_back(gemm(f.name + ".wgrad", f.k, f.n, f.m, f.batch, f.elem_bytes));
 }
 
 Op memory(std::string name, double elements, double bytes_per_element, double kernels = 1) {
@@ -68,8 +68,7 @@ void unfused_backward(std::vector<Op>& out, const LayerShape& s) {
 // weight is read once per chunk).
 void split_rows(Op& op, double splits, double sm_share = 1) {
   if (splits <= 1 && sm_share >= 1) return;
-  double elem = op.bytes.value() / ((op.m * op.k + op.k * op.n + op.m * op.n) * op.batch);
-  Op chunked = gemm(op.name, op.m / splits, op.n, op.k, op.batch * splits, elem);
+  Op chunked = gemm(op.name, op.m / splits, op.n, op.k, op.batch * splits, op.elem_bytes);
   chunked.kernels = op.kernels * splits;
   chunked.sm_share = sm_share;
   op = std::move(chunked);
@@ -82,9 +81,8 @@ void split_rows(Op& op, double splits, double sm_share = 1) {
 // 2 x main bytes / 2 (4 for fp32, 2 for 16-bit main grads) and the op moves those bytes.
 void accumulate(Op& op, spec::Dtype main) {
   double main_bytes = spec::dtype_bytes(main);
-  double elem = op.bytes.value() / ((op.m * op.k + op.k * op.n + op.m * op.n) * op.batch);
   op.epilogue = main_bytes;
-  op.bytes = bytes((op.m * op.k + op.k * op.n) * elem * op.batch + op.m * op.n * 2 * main_bytes * op.batch);
+  op.bytes = bytes(((op.m * op.k + op.k * op.n) * op.elem_bytes + op.m * op.n * 2 * main_bytes) * op.batch);
 }
 
 Op* find(std::vector<Op>& ops, const std::string& name) {

@@ -28,6 +28,7 @@ struct Op {
   double kernels = 1;
   bool backward = false;       ///< attention: use the backward efficiency
   double sm_share = 1;         ///< share of the GPU's SMs the kernel runs on (others reserved)
+  double elem_bytes = 0;       ///< GEMM: bytes per operand element (2 for 16 bits, 1.5 for fp8)
   /// GEMM output traffic per element relative to a 16-bit store: 2 x main-grad bytes / 2 when
   /// the weight-gradient GEMM accumulates into the main grads (reads and writes them).
   double epilogue = 1;

@@ -50,8 +50,6 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
     }
     nlohmann::json tiers, frameworks;
     for (const auto& [tier, cs] : by_tier) tiers[tier] = summary_json(summarize(cs));
-    for (const CaseOutcome& c : cases)
-      if (!frameworks.contains(c.framework)) frameworks[c.framework] = nlohmann::json::object();
     for (const auto& [key, cs] : by_framework) frameworks[cs.front().framework][cs.front().tier] = summary_json(summarize(cs));
     return nlohmann::json{{"cases", arr}, {"summary", summary_json(summarize(cases))}, {"tiers", tiers},
                           {"frameworks", frameworks}}
