@@ -16,7 +16,7 @@ namespace {
 
 std::string layout(const spec::Parallel& p, const spec::Training& t) {
   auto n = [](std::int64_t v) { return std::to_string(v); };
-  return "tp " + n(p.tp) + " pp " + n(p.pp) + " dp " + n(p.dp) + " cp " + n(p.cp) + " ep " + n(p.ep) + " vp " +
+  return "tp " + n(p.tp) + " pp " + n(p.pp) + " dp " + n(p.dp) + " cp " + n(p.cp) + " ep " + n(p.ep) + (p.ep > 1 ? " etp " + n(p.expert_tp()) : "") + " vp " +
          n(p.vp) + " zero " + std::to_string(p.zero_stage) + (p.sequence_parallel ? " sp" : "") + " mbs " +
          n(t.micro_batch) + " gbs " + n(t.global_batch) + " seq " + n(t.seq_len) + " " +
          spec::to_string(t.precision) + " recompute " + spec::to_string(t.recompute);

@@ -34,7 +34,7 @@ bool on_off(const std::string& flag, const std::string& v, bool dflt) {
 }
 
 void derive_degrees(const JobFlags& f, Job& j) {
-  j.par.tp = f.tp; j.par.pp = f.pp; j.par.cp = f.cp; j.par.ep = f.ep; j.par.vp = f.vp;
+  j.par.tp = f.tp; j.par.pp = f.pp; j.par.cp = f.cp; j.par.ep = f.ep; j.par.etp = f.etp; j.par.vp = f.vp;
   std::int64_t mp = f.tp * f.pp * f.cp;
   if (f.gpus == 0 && f.dp == 0) throw SpecError("--gpus", "expected a GPU count (or --dp), got neither");
   if (f.dp == 0) {
@@ -65,6 +65,9 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
     app.add_option("--dp", f.dp, "Data-parallel degree (default: gpus/(tp*pp*cp))")->check(CLI::Range(1, 1 << 24));
     app.add_option("--cp", f.cp, "Context-parallel degree")->check(CLI::Range(1, 1 << 16));
     app.add_option("--ep", f.ep, "Expert-parallel degree")->check(CLI::Range(1, 1 << 16));
+    app.add_option("--etp", f.etp,
+                   "Expert tensor-parallel degree (default: the stack's, else tp); ep*etp divides tp*cp*dp")
+        ->check(CLI::Range(1, 1 << 16));
     app.add_option("--vp", f.vp, "Virtual pipeline chunks per stage (interleaved 1F1B when > 1)")->check(CLI::Range(1, 1 << 10));
     app.add_option("--zero", f.zero, "ZeRO stage 0-3 (1 = Megatron distributed optimizer)")->check(CLI::Range(0, 3));
     app.add_flag("--sp", f.sp, "Sequence parallelism");
@@ -140,6 +143,10 @@ Job resolve_job(const JobFlags& f) {
   j.stack = resolve_stack(f);
   j.software = resolve_software(f, j.stack.software);
   derive_degrees(f, j);
+  if (f.etp == 0 && j.model.is_moe() && j.stack.defaults.expert_tensor_parallel) {
+    j.par.etp = *j.stack.defaults.expert_tensor_parallel;
+    j.notes.push_back("etp = " + std::to_string(j.par.etp) + " (" + j.stack.label() + " recipes)");
+  }
   j.par.zero_stage = f.zero;
   j.par.sequence_parallel = f.sp;
   j.par.stage_layers = f.stage_layers;

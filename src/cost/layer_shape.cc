@@ -29,9 +29,12 @@ LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, std::int
   s.rms_norm = m.norm == spec::Norm::rmsnorm;
   if (m.is_moe()) {
     s.experts = static_cast<double>(m.moe_experts);
+    // Megatron-Core requires SP with TP in MoE models: each rank routes its b*s/(cp*tp) tokens;
+    // an expert-TP group of etp ranks gathers its members' tokens and splits the expert FFN width.
+    double etp = static_cast<double>(par.expert_tp());
     s.experts_local = s.experts / static_cast<double>(par.ep);
-    s.expert_tokens = s.tokens * static_cast<double>(m.moe_topk);
-    s.expert_ffn = static_cast<double>(m.moe_ffn_hidden) / s.tp;
+    s.expert_tokens = s.tokens / s.tp * etp * static_cast<double>(m.moe_topk);
+    s.expert_ffn = static_cast<double>(m.moe_ffn_hidden) / etp;
     s.shared_ffn = static_cast<double>(m.moe_shared_ffn_hidden) / s.tp;
   }
   s.vocab_local = padded_vocab(m, par.tp) / s.tp;

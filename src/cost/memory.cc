@@ -20,9 +20,9 @@ LocalLayerParams local_layer_params(const spec::Model& m, const spec::Parallel& 
   double tp = static_cast<double>(par.tp);
   if (m.is_moe()) {
     double router = static_cast<double>(m.hidden) * m.moe_experts;
-    double experts = p.mlp - router;  // routed + shared expert weights
-    l.expert = experts / (tp * static_cast<double>(par.ep));
-    l.dense = p.attention / tp + router + p.norms;
+    double routed = p.mlp - router - p.mlp_shared;  // sharded over etp x ep
+    l.expert = routed / (static_cast<double>(par.expert_tp()) * static_cast<double>(par.ep));
+    l.dense = (p.attention + p.mlp_shared) / tp + router + p.norms;
   } else {
     l.dense = (p.attention + p.mlp) / tp + p.norms;
   }
@@ -109,7 +109,7 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
   LocalLayerParams lp = local_layer_params(m, par);
   LayerShape shape = layer_shape(m, par, t.micro_batch, t.seq_len);
   double dp = static_cast<double>(par.dp * par.cp);
-  double edp = dp / static_cast<double>(par.ep);
+  double edp = static_cast<double>(par.expert_dp());
   std::int64_t micro = spec::micro_batches(par, t);
   Bytes layer_act = layer_activation_bytes(m, par, t, attn);
   for (std::int64_t st = 0; st < par.pp; ++st) {

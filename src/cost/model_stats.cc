@@ -45,6 +45,7 @@ ModelParams count_params(const Model& m) {
     double expert = mlp_params(m, m.moe_ffn_hidden);
     p.layer.mlp = router + shared + expert * m.moe_experts;
     p.layer.mlp_active = router + shared + expert * m.moe_topk;
+    p.layer.mlp_shared = shared;
   } else {
     p.layer.mlp = p.layer.mlp_active = mlp_params(m, m.ffn_hidden);
   }

@@ -12,6 +12,7 @@ struct LayerParams {
   double attention = 0;  ///< q, k, v, output projections and their biases, q/k norms
   double mlp = 0;        ///< dense MLP, or all experts plus router and shared experts
   double mlp_active = 0; ///< MLP parameters one token touches (top-k experts + shared + router)
+  double mlp_shared = 0; ///< of mlp: the always-on shared expert(s), sharded like a dense MLP
   double norms = 0;      ///< the two pre-norms
   [[nodiscard]] double total() const { return attention + mlp + norms; }
   [[nodiscard]] double active() const { return attention + mlp_active + norms; }

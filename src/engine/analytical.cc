@@ -27,7 +27,7 @@ cost::Collective collective(Comm::Op op) {
 topology::GroupShape model_parallel_shape(const spec::Cluster& c, const spec::Parallel& par) {
   topology::GroupShape s;
   s.ranks = par.tp * par.pp;
-  s.ranks_per_node = std::min(par.tp, c.gpus_per_node);
+  s.ranks_per_node = std::min(par.tp, c.domain_ranks(par.tp * par.cp * par.dp * par.pp));
   s.nodes = (s.ranks + s.ranks_per_node - 1) / s.ranks_per_node;
   s.fabric_levels = topology::levels_spanned(c, s.nodes);
   s.nic_sharing = s.nodes > 1 ? 1 : 0;

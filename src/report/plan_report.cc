@@ -15,7 +15,7 @@ const char* recompute_name(spec::Recompute r) { return spec::to_string(r); }
 
 nlohmann::json config_json(const plan::Result& x) {
   const spec::Parallel& p = x.config.par;
-  nlohmann::json j{{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"vp", p.vp},
+  nlohmann::json j{{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"etp", p.expert_tp()}, {"vp", p.vp},
                    {"zero_stage", p.zero_stage}, {"sequence_parallel", p.sequence_parallel},
                    {"micro_batch", x.config.train.micro_batch}, {"recompute", recompute_name(x.config.train.recompute)},
                    {"step_time_s", x.step.step_time.value()}, {"tokens_per_s", x.step.tokens_per_s},
@@ -28,7 +28,7 @@ nlohmann::json config_json(const plan::Result& x) {
 std::string layout(const plan::Result& x) {
   const spec::Parallel& p = x.config.par;
   auto n = [](std::int64_t v) { return std::to_string(v); };
-  return "tp " + n(p.tp) + " pp " + n(p.pp) + " dp " + n(p.dp) + " cp " + n(p.cp) + " ep " + n(p.ep) + " vp " + n(p.vp) +
+  return "tp " + n(p.tp) + " pp " + n(p.pp) + " dp " + n(p.dp) + " cp " + n(p.cp) + " ep " + n(p.ep) + (p.ep > 1 ? " etp " + n(p.expert_tp()) : "") + " vp " + n(p.vp) +
          " mbs " + n(x.config.train.micro_batch) + " zero " + std::to_string(p.zero_stage) + " sp " +
          (p.sequence_parallel ? "on" : "off") + " recompute " + recompute_name(x.config.train.recompute);
 }

@@ -77,7 +77,7 @@ std::string show_model(const spec::Model& m, std::int64_t seq, bool json) {
 
 std::string show_gpu(const spec::Gpu& g, bool json) {
   using spec::Dtype;
-  const Dtype all[] = {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8};
+  const Dtype all[] = {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8, Dtype::fp4};
   if (json) {
     nlohmann::json j{{"name", g.name}, {"memory_GiB", to_gib(g.memory)},
                      {"hbm_bandwidth_GBps", to_gbytes_per_s(g.hbm_bandwidth)}};
@@ -94,12 +94,17 @@ std::string show_cluster(const spec::Cluster& c, std::int64_t gpus, bool json) {
   std::int64_t nodes = c.nodes_for(gpus);
   int levels = topology::levels_spanned(c, nodes);
   struct Row { std::string name; topology::LinkCost link; };
-  std::vector<Row> rows{{std::string("intra-node ") + spec::to_string(c.intra.fabric), topology::intra_node_link(c)}};
+  std::int64_t per_domain = c.domain_ranks(gpus), domains = (gpus + per_domain - 1) / per_domain;
+  bool racks = c.nvlink_domain > c.gpus_per_node;
+  std::vector<Row> rows{{std::string(racks ? "NVLink domain " : "intra-node ") + spec::to_string(c.intra.fabric),
+                         topology::intra_node_link(c)}};
   for (int l = 1; l <= std::max(levels, 1); ++l)
     rows.push_back({"network, " + std::to_string(l) + " fat-tree level" + (l > 1 ? "s" : ""), topology::network_link(c, l)});
   if (json) {
     nlohmann::json j{{"name", c.name}, {"gpu", c.gpu.name}, {"gpus", gpus}, {"gpus_per_node", c.gpus_per_node},
                      {"nodes", nodes}, {"fabric_levels_used", levels}, {"max_nodes", topology::max_nodes(c)},
+                     {"nvlink_domain", c.nvlink_domain}, {"nvlink_domains_used", domains},
+                     {"gpus_per_nvlink_domain_used", per_domain},
                      {"nics_per_node", c.nics_per_node}, {"rail_optimized", c.rail_optimized},
                      {"nvls", c.intra.nvls}, {"calibration", c.calibration}};
     for (const Row& r : rows)
@@ -113,7 +118,20 @@ std::string show_cluster(const spec::Cluster& c, std::int64_t gpus, bool json) {
                     " node" + (nodes > 1 ? "s" : "") + " of " + std::to_string(c.gpus_per_node) + "; " +
                     std::to_string(c.nics_per_node) + " NICs per node" + (c.rail_optimized ? " (rail-optimized)" : "") +
                     "; fabric levels used: " + std::to_string(levels) + " (max " + std::to_string(topology::max_nodes(c)) +
-                    " nodes)\n  calibration profile: " + c.calibration + "\n\n";
+                    " nodes)\n";
+  // NVLink domains: what stays on NVLink and what crosses the NICs (topology/placement.h).
+  out += "  NVLink domain: " + std::to_string(c.nvlink_domain) + " GPUs" +
+         (racks ? " (" + std::to_string(c.nvlink_domain / c.gpus_per_node) + " nodes of " +
+                      std::to_string(c.gpus_per_node) + " on one NVLink switch fabric)"
+                : " (one node)") +
+         "; this job: " + std::to_string(domains) + " domain" + (domains > 1 ? "s" : "") + " of " +
+         std::to_string(per_domain) + " GPUs" +
+         (racks && domains > 1 && per_domain < c.nvlink_domain
+              ? " (spread evenly in whole nodes: " + std::to_string(per_domain) + " of each domain's " +
+                    std::to_string(c.nvlink_domain) + ")"
+              : "") +
+         ".\n  Groups (TP, CP, EP, DP, PP neighbours) inside one domain talk over NVLink; groups spanning domains "
+         "use the NICs.\n  calibration profile: " + c.calibration + "\n\n";
   return out + t.render();
 }
 

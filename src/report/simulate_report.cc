@@ -12,7 +12,7 @@ namespace {
 nlohmann::json config_json(const JobView& j) {
   return {{"model", j.model->name}, {"cluster", j.cluster->name}, {"gpu", j.cluster->gpu.name},
           {"calibration", j.calibration}, {"gpus", j.gpus}, {"nodes", j.cluster->nodes_for(j.gpus)},
-          {"tp", j.par.tp}, {"pp", j.par.pp}, {"dp", j.par.dp}, {"cp", j.par.cp}, {"ep", j.par.ep},
+          {"tp", j.par.tp}, {"pp", j.par.pp}, {"dp", j.par.dp}, {"cp", j.par.cp}, {"ep", j.par.ep}, {"etp", j.par.expert_tp()},
           {"vp", j.par.vp}, {"zero_stage", j.par.zero_stage}, {"sequence_parallel", j.par.sequence_parallel},
           {"micro_batch", j.train.micro_batch}, {"global_batch", j.train.global_batch},
           {"seq_len", j.train.seq_len}, {"recompute", spec::to_string(j.train.recompute)},
@@ -37,7 +37,7 @@ nlohmann::json memory_json(const cost::MemoryEstimate& mem) {
 std::string layout_line(const JobView& j) {
   auto n = [](std::int64_t v) { return std::to_string(v); };
   return "  layout   tp " + n(j.par.tp) + "  pp " + n(j.par.pp) + "  dp " + n(j.par.dp) + "  cp " + n(j.par.cp) +
-         "  ep " + n(j.par.ep) + "  vp " + n(j.par.vp) + "  zero " + std::to_string(j.par.zero_stage) + "  sp " +
+         "  ep " + n(j.par.ep) + (j.par.ep > 1 ? "  etp " + n(j.par.expert_tp()) : "") + "  vp " + n(j.par.vp) + "  zero " + std::to_string(j.par.zero_stage) + "  sp " +
          (j.par.sequence_parallel ? "on" : "off") + "\n  training mbs " + n(j.train.micro_batch) + "  gbs " +
          n(j.train.global_batch) + "  seq " + n(j.train.seq_len) + "  " + spec::to_string(j.train.precision) +
          "  recompute " + spec::to_string(j.train.recompute) + "  grads " + spec::to_string(j.train.grad_dtype) +

@@ -10,7 +10,7 @@
 namespace dtsim::spec {
 namespace {
 
-constexpr const char* kDtypes[] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
+constexpr const char* kDtypes[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
 constexpr const char* kAlgos[] = {"ring", "tree", "nvls"};
 constexpr const char* kProtocols[] = {"LL", "LL128", "Simple"};
 
@@ -32,7 +32,7 @@ GemmCurve read_curve(ObjectReader r) {
 ComputeCalibration read_compute(ObjectReader r) {
   ComputeCalibration c;
   ObjectReader g = r.object("gemm");
-  for (std::size_t i = 0; i < 5; ++i) {
+  for (std::size_t i = 0; i < std::size(kDtypes); ++i) {
     if (g.has(kDtypes[i])) c.gemm[i] = read_curve(g.object(kDtypes[i]));
     else g.skip(kDtypes[i]);
   }

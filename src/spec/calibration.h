@@ -36,7 +36,7 @@ struct GemmCurve {
 /// Compute-side calibration.
 struct ComputeCalibration {
   /// Per dtype (indexed by Dtype); an entry with max_efficiency 0 means "not calibrated".
-  std::array<GemmCurve, 5> gemm{};
+  std::array<GemmCurve, 6> gemm{};
   double flash_fwd_efficiency = 0.0;   ///< fraction of peak for the attention core, forward
   double flash_bwd_efficiency = 0.0;   ///< same, backward
   double memory_efficiency = 0.0;      ///< achieved / peak HBM bandwidth for element-wise kernels

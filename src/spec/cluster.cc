@@ -1,5 +1,6 @@
 #include "spec/cluster.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/errors.h"
@@ -69,6 +70,13 @@ std::int64_t Cluster::gpus_per_nic() const {
 
 std::int64_t Cluster::nodes_for(std::int64_t gpus) const { return (gpus + gpus_per_node - 1) / gpus_per_node; }
 
+std::int64_t Cluster::domain_ranks(std::int64_t gpus) const {
+  if (gpus <= nvlink_domain) return std::max<std::int64_t>(gpus, 1);
+  for (std::int64_t m = nvlink_domain - nvlink_domain % gpus_per_node; m > gpus_per_node; m -= gpus_per_node)
+    if (gpus % m == 0) return m;
+  return gpus_per_node;
+}
+
 Seconds Cluster::nccl_net_overhead() const { return us(host_cpu == HostCpu::amd ? 2.0 : 1.0); }
 
 const char* to_string(IntraFabric f) {
@@ -88,6 +96,10 @@ Cluster parse_cluster(const std::string& text, const std::string& file) {
   c.gpu_name = r.string("gpu");
   c.gpu = read_gpu_ref(r, c.gpu_name);
   c.gpus_per_node = r.integer("gpus_per_node", 1, 1024);
+  c.nvlink_domain = r.optional_integer("nvlink_domain", 1, 1 << 20).value_or(c.gpus_per_node);
+  if (c.nvlink_domain % c.gpus_per_node != 0)
+    r.fail("nvlink_domain", "expected a multiple of gpus_per_node (" + std::to_string(c.gpus_per_node) + "), got " +
+                                std::to_string(c.nvlink_domain));
   c.intra = read_intra(r.object("intra_node"));
   c.nics_per_node = r.integer("nics_per_node", 1, 1024);
   c.nic_bandwidth = gbits_per_s(r.positive("nic_bandwidth_Gbps"));

@@ -37,7 +37,11 @@ struct Cluster {
   std::string source;
   Gpu gpu;
   std::string gpu_name;             ///< as written in the file (preset name or path)
-  std::int64_t gpus_per_node = 0;
+  std::int64_t gpus_per_node = 0;  ///< GPUs per host (a DGX, or one compute tray of an NVL72 rack)
+  /// GPUs that share one NVLink fabric: gpus_per_node for a DGX/HGX, 72 for a GB200/GB300 NVL72
+  /// rack of 18 trays ("nvlink_domain", a multiple of gpus_per_node; gpus_per_node when absent).
+  /// `intra` describes this fabric; NICs and the scale-out fat tree attach per host.
+  std::int64_t nvlink_domain = 0;
   IntraNode intra;
   std::int64_t nics_per_node = 0;
   BytesPerSecond nic_bandwidth;     ///< per NIC, per direction
@@ -52,6 +56,12 @@ struct Cluster {
   [[nodiscard]] std::int64_t gpus_per_nic() const;
   /// Nodes needed for `gpus` GPUs (whole nodes; a job smaller than one node uses one).
   [[nodiscard]] std::int64_t nodes_for(std::int64_t gpus) const;
+  /// GPUs of a `gpus`-GPU job in each NVLink domain it touches: the whole job when it fits in one
+  /// domain, else the job spreads evenly over domains in whole hosts -- the largest multiple of
+  /// gpus_per_node that is at most nvlink_domain and divides `gpus` (64 of an NVL72 rack's 72 GPUs
+  /// for power-of-two jobs, as Slurm's topology/block plugin places jobs in segments of whole
+  /// trays) -- gpus_per_node when no such multiple exists.
+  [[nodiscard]] std::int64_t domain_ranks(std::int64_t gpus) const;
   /// NCCL's per-step network overhead on these hosts (getNetOverhead in src/graph/tuning.cc:
   /// 2 us on AMD x86, 1 us otherwise), which every step of a ring spanning nodes pays at least.
   [[nodiscard]] Seconds nccl_net_overhead() const;

@@ -13,6 +13,7 @@ FlopsPerSecond Gpu::peak(Dtype d) const {
     case Dtype::fp16: return peak_fp16;
     case Dtype::bf16: return peak_bf16;
     case Dtype::fp8: return peak_fp8;
+    case Dtype::fp4: return peak_fp4;
   }
   return FlopsPerSecond(0);
 }
@@ -24,6 +25,7 @@ const char* to_string(Dtype d) {
     case Dtype::fp16: return "fp16";
     case Dtype::bf16: return "bf16";
     case Dtype::fp8: return "fp8";
+    case Dtype::fp4: return "fp4";
   }
   return "?";
 }
@@ -35,6 +37,7 @@ double dtype_bytes(Dtype d) {
     case Dtype::fp16:
     case Dtype::bf16: return 2;
     case Dtype::fp8: return 1;
+    case Dtype::fp4: return 0.5;
   }
   return 0;
 }
@@ -50,10 +53,12 @@ Gpu parse_gpu(const std::string& text, const std::string& file) {
   g.peak_fp16 = tflops(p.positive("fp16"));
   g.peak_bf16 = tflops(p.positive("bf16"));
   g.peak_fp8 = tflops(p.optional_positive("fp8").value_or(0));  // null: no fp8 tensor cores
+  g.peak_fp4 = tflops(p.optional_positive("fp4").value_or(0));  // null: no fp4 tensor cores
   p.finish();
   g.memory = gib(r.positive("memory_GiB"));
   g.hbm_bandwidth = gbytes_per_s(r.positive("hbm_bandwidth_GBps"));
   g.sm_count = r.integer("sm_count", 1, 100000);
+  g.power_w = r.optional_positive("power_W").value_or(0);
   r.skip("sources");
   r.finish();
   return g;

@@ -7,7 +7,9 @@
 
 namespace dtsim::spec {
 
-enum class Dtype { fp32, tf32, fp16, bf16, fp8 };
+/// Element types. fp8 stands for every 8-bit float recipe (per-tensor, MXFP8 blocks), fp4 for
+/// NVFP4 (Blackwell): which GEMMs run in them is the training recipe's (spec::Fp8Recipe).
+enum class Dtype { fp32, tf32, fp16, bf16, fp8, fp4 };
 
 /// Peak dense tensor throughput, capacity and HBM bandwidth of one GPU.
 struct Gpu {
@@ -17,9 +19,11 @@ struct Gpu {
   FlopsPerSecond peak_fp16;
   FlopsPerSecond peak_bf16;
   FlopsPerSecond peak_fp8;       ///< zero where the GPU has no fp8 tensor cores (A100)
+  FlopsPerSecond peak_fp4;       ///< zero where the GPU has no fp4 tensor cores (before Blackwell)
   Bytes memory;                  ///< HBM capacity
   BytesPerSecond hbm_bandwidth;
   std::int64_t sm_count = 0;     ///< streaming multiprocessors (kernels that reserve SMs take a share)
+  double power_w = 0;            ///< board (module) power limit in watts; 0 when the file does not say
 
   /// Peak dense throughput for `d`; zero when unsupported.
   [[nodiscard]] FlopsPerSecond peak(Dtype d) const;

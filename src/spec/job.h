@@ -18,12 +18,20 @@ struct Parallel {
   std::int64_t dp = 1;
   std::int64_t cp = 1;
   std::int64_t ep = 1;
+  /// Expert tensor-parallel degree (Megatron-Core expert_tensor_parallel_size); 0 = tp, Megatron's
+  /// default. MoE layers fold their own layout over the same ranks (Liu et al. 2025, "MoE Parallel
+  /// Folding", arXiv:2504.14960): etp x ep x edp = tp x cp x dp, so ep need not divide dp.
+  std::int64_t etp = 0;
   std::int64_t vp = 1;                 ///< virtual pipeline chunks per stage (interleaving)
   int zero_stage = 0;                  ///< 0..3; Megatron's distributed optimizer = 1
   bool sequence_parallel = false;
   /// Explicit layers per pipeline stage; empty = balanced (see schedule).
   std::vector<std::int64_t> stage_layers;
   bool operator==(const Parallel&) const = default;
+  /// The expert tensor-parallel degree in effect (etp, or tp when 0).
+  [[nodiscard]] std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
+  /// Expert data-parallel degree: the ranks of a stage over etp x ep.
+  [[nodiscard]] std::int64_t expert_dp() const { return tp * cp * dp / (expert_tp() * ep); }
 };
 
 /// The batch, sequence, precision and optimizer of one step.

@@ -34,9 +34,17 @@ void check_experts(const Model& m, const Parallel& p, const FieldNamer& name) {
     throw SpecError(name("ep"), "expected 1 for a dense model (no moe_experts), got " + str(p.ep));
   if (m.is_moe() && m.moe_experts % p.ep != 0)
     throw SpecError(name("ep"), "expected a divisor of the model's experts (" + str(m.moe_experts) + "), got " + str(p.ep));
-  if ((p.dp * p.cp) % p.ep != 0)
-    throw SpecError(name("ep"), "expected a divisor of dp*cp (" + str(p.dp * p.cp) +
-                                    "; experts are sharded within the data-parallel group), got " + str(p.ep));
+  if (!m.is_moe() && p.etp > 1)
+    throw SpecError(name("etp"), "expected 1 for a dense model (no moe_experts), got " + str(p.etp));
+  if (m.is_moe() && m.moe_ffn_hidden % p.expert_tp() != 0)
+    throw SpecError(name("etp"), "expected a divisor of the experts' ffn width (" + str(m.moe_ffn_hidden) + "), got " +
+                                     str(p.expert_tp()));
+  // MoE parallel folding: the expert layout etp x ep x edp covers each stage's tp x cp x dp ranks.
+  if ((p.tp * p.cp * p.dp) % (p.ep * p.expert_tp()) != 0)
+    throw SpecError(name("ep"), "expected ep*etp (" + str(p.ep) + "*" + str(p.expert_tp()) +
+                                    ") to divide tp*cp*dp (" + str(p.tp * p.cp * p.dp) +
+                                    "; the experts' layout folds over each pipeline stage's ranks), got " +
+                                    str(p.ep * p.expert_tp()));
 }
 
 void check_batch(const Parallel& p, const Training& t, const FieldNamer& name) {

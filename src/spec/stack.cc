@@ -60,6 +60,7 @@ StackDefaults read_defaults(ObjectReader r) {
   if (auto z = r.optional_integer("zero_stage", 0, 3)) d.zero_stage = static_cast<int>(*z);
   if (auto p = r.optional_choice("precision", {"fp16", "bf16"})) d.precision = *p == 0 ? Dtype::fp16 : Dtype::bf16;
   d.micro_batch = r.optional_integer("micro_batch", 1, 1 << 20);
+  d.expert_tensor_parallel = r.optional_integer("expert_tensor_parallel", 1, 1 << 16);
   r.finish();
   return d;
 }

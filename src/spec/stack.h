@@ -85,6 +85,8 @@ struct StackDefaults {
   std::optional<int> zero_stage;
   std::optional<Dtype> precision;
   std::optional<std::int64_t> micro_batch;
+  /// Expert tensor-parallel degree of the stack's MoE recipes (nullopt: Megatron's default, tp).
+  std::optional<std::int64_t> expert_tensor_parallel;
   bool operator==(const StackDefaults&) const = default;
 };
 

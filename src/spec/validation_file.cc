@@ -196,6 +196,7 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
     if (auto rc = e.optional_choice("recompute", {"none", "selective", "full"})) f.recompute = static_cast<Recompute>(*rc);
     if (auto p = e.optional_choice("precision", {"fp16", "bf16", "fp8"}))
       f.precision = *p == 0 ? Dtype::fp16 : *p == 1 ? Dtype::bf16 : Dtype::fp8;
+    f.vocab = e.optional_integer("vocab", 1, 1 << 30);
     f.source = e.string("source");
     static_cast<void>(e.optional_string("notes"));
     if (f.source.empty()) e.fail("source", "expected where the recipe says so (repository, path, commit), got \"\"");
@@ -241,6 +242,7 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            facts, c);
       fill(c.precision, facts.precision, "precision", facts.precision ? to_string(*facts.precision) : "", recipes,
            facts, c);
+      fill(c.model.vocab, facts.vocab, "vocab", facts.vocab ? std::to_string(*facts.vocab) : "", recipes, facts, c);
     }
     if (!found) unmatched.push_back(id);
   }
@@ -277,6 +279,10 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   // (Sequence parallelism needs tensor parallelism: a stack that uses it does so when tp > 1.)
   rc.par.sequence_parallel = c.sequence_parallel.value_or(d.sequence_parallel.value_or(true) && c.tp > 1);
   if (!c.sequence_parallel) note("sequence_parallel", rc.par.sequence_parallel ? "on" : "off", d.sequence_parallel.has_value(), "");
+  if (m.is_moe() && d.expert_tensor_parallel) {
+    rc.par.etp = *d.expert_tensor_parallel;
+    note("etp", std::to_string(rc.par.etp), true, "");
+  }
   rc.train.micro_batch = c.micro_batch.value_or(d.micro_batch.value_or(1));
   if (!c.micro_batch) note("micro_batch", std::to_string(rc.train.micro_batch), d.micro_batch.has_value(), "");
   rc.train.global_batch = c.global_batch;

@@ -74,6 +74,7 @@ struct RecipeFacts {
   std::optional<std::int64_t> micro_batch;
   std::optional<Recompute> recompute;
   std::optional<Dtype> precision;
+  std::optional<std::int64_t> vocab;   ///< the model's tokenizer size (model card / config.json)
   std::string source;
 };
 

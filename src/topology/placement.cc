@@ -23,15 +23,16 @@ Layout layout(const spec::Parallel& p, GroupKind k) {
     case GroupKind::cp: return {p.tp, p.cp};
     case GroupKind::dp: return {p.tp * p.cp, p.dp};
     case GroupKind::dp_cp: return {p.tp, p.cp * p.dp};
-    case GroupKind::ep: return {p.tp, p.ep};
+    case GroupKind::ep: return {p.expert_tp(), p.ep};  // folded: etp fastest, then ep
     case GroupKind::pp: return {p.tp * p.cp * p.dp, p.pp};
   }
   throw std::logic_error("topology::layout: unknown GroupKind");
 }
 
 void check_ep(const spec::Parallel& p) {
-  if (p.ep < 1 || (p.dp * p.cp) % p.ep != 0)
-    throw std::invalid_argument("ep " + std::to_string(p.ep) + " does not divide dp*cp " + std::to_string(p.dp * p.cp));
+  if (p.ep < 1 || (p.tp * p.cp * p.dp) % (p.ep * p.expert_tp()) != 0)
+    throw std::invalid_argument("ep*etp " + std::to_string(p.ep * p.expert_tp()) + " does not divide tp*cp*dp " +
+                                std::to_string(p.tp * p.cp * p.dp));
 }
 
 void check_rank(const spec::Parallel& p, std::int64_t rank) {
@@ -99,10 +100,13 @@ std::int64_t nic_sharing(const spec::Cluster& c, std::int64_t active) {
   return most;
 }
 
-GroupShape make_shape(const spec::Cluster& c, std::int64_t ranks, Footprint f, std::int64_t sharing) {
+// `f` counts NVLink domains of `domain` ranks; the fat tree connects hosts, `domain` /
+// gpus_per_node of them per domain (one for a DGX).
+GroupShape make_shape(const spec::Cluster& c, std::int64_t ranks, Footprint f, std::int64_t sharing,
+                      std::int64_t domain) {
   GroupShape s{.ranks = ranks, .ranks_per_node = f.fewest, .nodes = f.nodes};
   if (f.nodes > 1) {
-    s.fabric_levels = levels_spanned(c, f.span);
+    s.fabric_levels = levels_spanned(c, f.span * std::max<std::int64_t>(1, domain / c.gpus_per_node));
     s.nic_sharing = sharing;
   }
   return s;
@@ -136,8 +140,8 @@ std::int64_t rank_of(const spec::Parallel& p, const RankCoord& c) {
 
 std::int64_t ep_index(const spec::Parallel& p, std::int64_t rank) {
   check_ep(p);
-  RankCoord c = rank_coord(p, rank);
-  return (c.cp + p.cp * c.dp) % p.ep;
+  check_rank(p, rank);
+  return (rank % (p.tp * p.cp * p.dp)) / p.expert_tp() % p.ep;
 }
 
 std::vector<std::int64_t> group_members(const spec::Parallel& p, GroupKind kind, std::int64_t rank) {
@@ -151,38 +155,39 @@ std::vector<std::int64_t> group_members(const spec::Parallel& p, GroupKind kind,
 }
 
 GroupShape group_shape(const spec::Cluster& c, const spec::Parallel& p, GroupKind kind) {
-  std::int64_t g = c.gpus_per_node;
+  // Locality is the NVLink domain (a DGX, or the job's share of an NVL72 rack).
+  std::int64_t g = c.domain_ranks(world_size(p)), host = std::min(g, c.gpus_per_node);
   if (kind == GroupKind::pp) {
-    // Brief's rule for the representative neighbour pair: stage stride tp*cp*dp >= one node.
+    // Brief's rule for the representative neighbour pair: stage stride tp*cp*dp >= one domain.
     if (p.pp <= 1) return GroupShape{};
     std::int64_t stride = p.tp * p.cp * p.dp;
     Footprint f = stride >= g ? Footprint{2, 1, stride / g + 1} : Footprint{1, 2, 1};
-    return make_shape(c, 2, f, nic_sharing(c, g));
+    return make_shape(c, 2, f, nic_sharing(c, host), g);
   }
   if (kind == GroupKind::ep) check_ep(p);
   Layout l = layout(p, kind);
   if (l.size <= 1) return GroupShape{};
-  // Every GPU of a node is in some group of this kind, and all of them talk at once.
-  return make_shape(c, l.size, worst_footprint(l, world_size(p), g), nic_sharing(c, g));
+  // Every GPU of a host is in some group of this kind, and all of them talk at once.
+  return make_shape(c, l.size, worst_footprint(l, world_size(p), g), nic_sharing(c, host), g);
 }
 
 GroupShape pp_boundary_shape(const spec::Cluster& c, const spec::Parallel& p, std::int64_t stage) {
   if (stage < 0 || stage + 1 >= p.pp)
     throw std::out_of_range("pipeline boundary " + std::to_string(stage) + " outside [0, " +
                             std::to_string(p.pp - 1) + ")");
-  std::int64_t g = c.gpus_per_node, stride = p.tp * p.cp * p.dp, span = 1;
-  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> senders_per_nic;  // (node, NIC)
+  std::int64_t g = c.domain_ranks(world_size(p)), stride = p.tp * p.cp * p.dp, span = 1;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> senders_per_nic;  // (host, NIC)
   std::int64_t most = 0;
   for (std::int64_t r = stage * stride; r < (stage + 1) * stride; ++r) {
     std::int64_t from = r / g, to = (r + stride) / g;
     if (from == to) continue;
     span = std::max(span, to - from + 1);
-    std::int64_t local = r % g;
+    std::int64_t local = (r % g) % c.gpus_per_node;
     std::int64_t nic = c.gpu_to_nic.empty() ? local / c.gpus_per_nic() : c.gpu_to_nic[static_cast<std::size_t>(local)];
-    most = std::max(most, ++senders_per_nic[{from, nic}]);
+    most = std::max(most, ++senders_per_nic[{r / c.gpus_per_node, nic}]);
   }
   if (most == 0) return GroupShape{.ranks = 2, .ranks_per_node = 2, .nodes = 1};
-  return make_shape(c, 2, Footprint{2, 1, span}, most);
+  return make_shape(c, 2, Footprint{2, 1, span}, most, g);
 }
 
 GroupShape flat_group_shape(const spec::Cluster& c, std::int64_t ranks, std::int64_t ranks_per_node) {
@@ -190,7 +195,7 @@ GroupShape flat_group_shape(const spec::Cluster& c, std::int64_t ranks, std::int
     throw std::invalid_argument("ranks_per_node " + std::to_string(ranks_per_node) + " must divide ranks " +
                                 std::to_string(ranks) + " and be at most " + std::to_string(c.gpus_per_node));
   std::int64_t nodes = ranks / ranks_per_node;
-  return make_shape(c, ranks, Footprint{nodes, ranks_per_node, nodes}, nic_sharing(c, ranks_per_node));
+  return make_shape(c, ranks, Footprint{nodes, ranks_per_node, nodes}, nic_sharing(c, ranks_per_node), c.gpus_per_node);
 }
 
 }  // namespace dtsim::topology

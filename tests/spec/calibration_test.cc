@@ -159,7 +159,7 @@ TEST_CASE("spec::parse_calibration: error texts name file and pointer", "[spec]"
       parse_calibration(with(R"("inter_node": {"ring")", R"("inter_node": {"collnet")"), "cal.json"),
       Equals("cal.json:/collectives/inter_node/collnet: unknown key (expected one of: nvls, ring, tree)"));
   CHECK_THROWS_WITH(parse_calibration(with(R"("gemm": {"bf16")", R"("gemm": {"int8")"), "cal.json"),
-                    Equals("cal.json:/compute/gemm/int8: unknown key (expected one of: bf16, fp16, fp32, fp8, tf32)"));
+                    Equals("cal.json:/compute/gemm/int8: unknown key (expected one of: bf16, fp16, fp32, fp4, fp8, tf32)"));
   // The software stack is not a hardware profile's business any more (calibration/stacks/).
   CHECK_THROWS_WITH(parse_calibration(with(R"("compute": {)", R"("software": {"attention": "flash"}, "compute": {)"),
                                       "cal.json"),

@@ -198,3 +198,49 @@ TEST_CASE("spec::parse_cluster: error texts name file and pointer", "[spec]") {
   CHECK_THROWS_WITH(spec::load_cluster("/nonexistent/c.json"),
                     Equals("--cluster: expected an existing file, got \"/nonexistent/c.json\" (no such file)"));
 }
+
+TEST_CASE("spec::load_cluster: NVL72 racks are one NVLink domain of 18 four-GPU trays", "[spec]") {
+  use_source_tree_as_data_dir();
+  for (const char* name : {"gb200-nvl72", "gb300-nvl72"}) {
+    INFO(name);
+    spec::Cluster c = spec::load_cluster(name);
+    CHECK(c.gpus_per_node == 4);      // a compute tray: 2 Grace + 4 Blackwell GPUs
+    CHECK(c.nvlink_domain == 72);     // 18 trays on 9 NVLink switch trays
+    CHECK(c.nics_per_node == 4);      // one scale-out NIC per GPU
+    CHECK_THAT(c.intra.bandwidth.value(), WithinRel(900e9, 1e-12));  // NVLink 5: 1.8 TB/s bidirectional
+    CHECK(c.host_cpu == spec::HostCpu::arm);
+    // A job fits one rack whole; a larger power-of-two job takes 64 GPUs (16 trays) of each rack.
+    CHECK(c.domain_ranks(8) == 8);
+    CHECK(c.domain_ranks(64) == 64);
+    CHECK(c.domain_ranks(72) == 72);
+    CHECK(c.domain_ranks(256) == 64);
+    CHECK(c.domain_ranks(144) == 72);
+    CHECK(c.domain_ranks(100) == 20);  // 5 domains of 5 trays
+  }
+  CHECK(spec::load_cluster("gb300-nvl72").nic_bandwidth.value() == 100e9);  // ConnectX-8, 800 Gb/s
+  spec::Cluster dgx = spec::load_cluster("dgx-h100");
+  CHECK(dgx.nvlink_domain == 8);  // absent: the node
+  CHECK(dgx.domain_ranks(1024) == 8);
+  CHECK(dgx.domain_ranks(4) == 4);
+}
+
+TEST_CASE("spec::load_gpu: Blackwell dense peaks, fp4 and power", "[spec]") {
+  use_source_tree_as_data_dir();
+  // Dense figures: NVIDIA quotes B200 FP4 9 PFLOPS dense (18 sparse); Blackwell Ultra (B300, GB300)
+  // raises dense FP4, GB300 to 15 PFLOPS (topologies/gpus/*.json sources).
+  spec::Gpu b200 = spec::load_gpu("b200"), gb300 = spec::load_gpu("gb300");
+  CHECK_THAT(b200.peak(spec::Dtype::fp4).value(), WithinRel(9000e12, 1e-12));
+  CHECK_THAT(b200.peak_bf16.value(), WithinRel(2250e12, 1e-12));
+  CHECK(b200.power_w == 1000);
+  CHECK_THAT(gb300.peak(spec::Dtype::fp4).value(), WithinRel(15000e12, 1e-12));
+  CHECK(gb300.sm_count == 152);
+  CHECK(spec::load_gpu("h100-sxm5-80gb").peak(spec::Dtype::fp4).value() == 0);  // no fp4 tensor cores
+}
+
+TEST_CASE("spec::parse_cluster: nvlink_domain must hold whole nodes", "[spec]") {
+  use_source_tree_as_data_dir();
+  CHECK(parse_cluster(with(R"("gpus_per_node": 8)", R"("gpus_per_node": 8, "nvlink_domain": 16)"), "c.json")
+            .nvlink_domain == 16);
+  CHECK_THROWS_WITH(parse_cluster(with(R"("gpus_per_node": 8)", R"("gpus_per_node": 8, "nvlink_domain": 12)"), "c.json"),
+                    Equals("c.json:/nvlink_domain: expected a multiple of gpus_per_node (8), got 12"));
+}

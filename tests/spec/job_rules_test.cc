@@ -5,6 +5,7 @@
 
 using namespace dtsim;
 using namespace dtsim::spec;
+using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
 
 namespace {
@@ -80,7 +81,20 @@ TEST_CASE("spec::check_job: GQA kv_heads and MoE expert rules", "[spec]") {
                     Equals("--ep: expected a divisor of the model's experts (8), got 3"));
   p.ep = 8;
   CHECK_THROWS_WITH(check_job(m, a100_cluster(), 4, p, Training{.micro_batch = 1, .global_batch = 4}),
-                    Equals("--ep: expected a divisor of dp*cp (4; experts are sharded within the data-parallel group), got 8"));
+                    Equals("--ep: expected ep*etp (8*1) to divide tp*cp*dp (4; the experts' layout folds over each "
+                           "pipeline stage's ranks), got 8"));
+  // MoE parallel folding: Qwen3-235B on 256 H100s (Megatron-Bridge 25.11: TP 2, PP 8, EP 32, DP 16)
+  // is valid with expert TP 1 (32 x 1 divides 2 x 16) but not with Megatron's default etp = tp.
+  m = Model{.name = "qwen3", .layers = 96, .hidden = 4096, .heads = 64, .kv_heads = 4, .head_dim = 128,
+            .ffn_hidden = 12288, .vocab = 151936, .moe_experts = 128, .moe_topk = 8, .moe_ffn_hidden = 1536};
+  p = Parallel{.tp = 2, .pp = 8, .dp = 16, .ep = 32, .etp = 1, .sequence_parallel = true};
+  Training q{.micro_batch = 1, .global_batch = 2048, .seq_len = 4096};
+  CHECK_NOTHROW(check_job(m, a100_cluster(), 256, p, q));
+  p.etp = 0;
+  CHECK_THROWS_WITH(check_job(m, a100_cluster(), 256, p, q), Contains("--ep: expected ep*etp (32*2) to divide tp*cp*dp (32"));
+  p.etp = 5;
+  CHECK_THROWS_WITH(check_job(m, a100_cluster(), 256, p, q),
+                    Equals("--etp: expected a divisor of the experts' ffn width (1536), got 5"));
 }
 
 TEST_CASE("spec::check_job: explicit per-stage layer split", "[spec]") {

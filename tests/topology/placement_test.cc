@@ -136,8 +136,43 @@ TEST_CASE("topology::flat_group_shape: nccl-tests communicators", "[topology]") 
   CHECK_THROWS_AS(topology::flat_group_shape(c, 16, 16), std::invalid_argument);
 }
 
+TEST_CASE("topology: folded expert groups (etp x ep over tp x cp x dp)", "[topology]") {
+  // TP 2, DP 16, EP 32, ETP 1 (Qwen3-235B on H100): one EP group per stage, ranks 0..31, all 32
+  // of a stage across 4 nodes; with ETP 2 and EP 8, EP groups stride 2 within 16 ranks.
+  spec::Parallel p{.tp = 2, .pp = 8, .dp = 16, .ep = 32, .etp = 1};
+  auto ep = topology::group_members(p, GroupKind::ep, 5);
+  REQUIRE(ep.size() == 32);
+  CHECK(ep.front() == 0);
+  CHECK(ep.back() == 31);
+  CHECK(topology::ep_index(p, 5) == 5);
+  CHECK(topology::ep_index(p, 37) == 5);  // stage 1 starts at rank 32
+  CHECK(topology::group_shape(h100(), p, GroupKind::ep).nodes == 4);
+  p = spec::Parallel{.tp = 2, .pp = 1, .dp = 8, .ep = 4, .etp = 2};
+  CHECK(topology::group_members(p, GroupKind::ep, 3) == std::vector<std::int64_t>{1, 3, 5, 7});
+  CHECK(topology::ep_index(p, 3) == 1);
+  CHECK(topology::ep_index(p, 9) == 0);
+}
+
 TEST_CASE("topology::ep_index: ep must divide dp*cp", "[topology]") {
   spec::Parallel p{.tp = 2, .pp = 1, .dp = 3, .ep = 2};
   CHECK_THROWS_AS(topology::ep_index(p, 0), std::invalid_argument);
   CHECK_THROWS_AS(topology::group_shape(h100(), p, GroupKind::ep), std::invalid_argument);
+}
+
+TEST_CASE("topology::group_shape: NVL72 keeps EP 64 on NVLink, a DGX B200 sends it over NICs", "[topology]") {
+  // DeepSeek-V3 on 256 GPUs with TP 1, EP 64 (Megatron-Bridge 25.11 GB200 layout): each EP group
+  // is 64 consecutive ranks = one rack's 64 GPUs; on 8-GPU DGX nodes it spans 8 nodes.
+  spec::Cluster nvl = spec::load_cluster(test::source_path("topologies/gb200-nvl72.json"));
+  spec::Cluster dgx = spec::load_cluster(test::source_path("topologies/dgx-b200.json"));
+  spec::Parallel p{.tp = 1, .pp = 4, .dp = 64, .ep = 64, .etp = 1};
+  CHECK(topology::group_shape(nvl, p, GroupKind::ep) == GroupShape{64, 64, 1, 0, 0});
+  GroupShape on_dgx = topology::group_shape(dgx, p, GroupKind::ep);
+  CHECK(on_dgx.nodes == 8);
+  CHECK(on_dgx.ranks_per_node == 8);
+  // Pipeline neighbours are 64 ranks apart: the next rack, over the NICs, one sender per NIC.
+  GroupShape pp = topology::pp_boundary_shape(nvl, p, 0);
+  CHECK(pp.nodes == 2);
+  CHECK(pp.nic_sharing == 1);
+  // DP 64 x PP 4: a DP group is one rack; the gradient all-reduce stays on NVLink.
+  CHECK(topology::group_shape(nvl, p, GroupKind::dp).nodes == 1);
 }
