@@ -38,7 +38,8 @@ double gemm_elem_bytes(Dtype precision) { return precision == Dtype::fp8 ? 1.5 :
 // computes 1/cp of the (load-balanced) causal work. Backward: 2.5x forward (FlashAttention-2
 // paper, Dao 2023, sec. 4.1: five matmuls against two, counting the recomputed scores).
 Op flash(const LayerShape& s, bool backward) {
-  double f = 4.0 * s.batch * s.heads * s.seq * s.seq * s.head_dim * 0.5 / s.cp;
+  // QK^T (head_dim) and AV (v_dim) over the causal half of the scores, fewer with a window.
+  double f = 2.0 * s.batch * s.heads * s.seq * s.seq * (s.head_dim + s.v_dim) * 0.5 / s.cp * s.attn_share;
   double io = s.tokens * (2 * s.q_width + 2 * s.kv_width) * kAct;
   Op op{.name = backward ? "attn.core.bwd" : "attn.core", .kind = OpKind::attention, .backward = backward};
   op.flops = flops(backward ? 2.5 * f : f);
@@ -94,8 +95,23 @@ Op* find(std::vector<Op>& ops, const std::string& name) {
 // The layer's GEMMs (forward shapes), shared by forward and backward.
 std::vector<Op> layer_gemms(const LayerShape& s, Dtype precision) {
   double e = gemm_elem_bytes(precision), t = s.tokens;
-  std::vector<Op> g{gemm("attn.qkv", t, s.q_width + 2 * s.kv_width, s.hidden, 1, e),
-                    gemm("attn.proj", t, s.hidden, s.q_width, 1, e)};
+  std::vector<Op> g;
+  if (s.kv_lora > 0) {
+    // MLA (Megatron-Core MLASelfAttention): the down-projections are replicated on the TP ranks,
+    // the up-projections and the output projection split by heads.
+    double v_width = s.heads * s.v_dim;
+    if (s.q_lora > 0) {
+      g.push_back(gemm("attn.q_down", t, s.q_lora, s.hidden, 1, e));
+      g.push_back(gemm("attn.q_up", t, s.q_width, s.q_lora, 1, e));
+    } else {
+      g.push_back(gemm("attn.q", t, s.q_width, s.hidden, 1, e));
+    }
+    g.push_back(gemm("attn.kv_down", t, s.kv_lora + s.qk_rope, s.hidden, 1, e));
+    g.push_back(gemm("attn.kv_up", t, s.heads * (s.head_dim - s.qk_rope + s.v_dim), s.kv_lora, 1, e));
+    g.push_back(gemm("attn.proj", t, s.hidden, v_width, 1, e));
+  } else {
+    g = {gemm("attn.qkv", t, s.q_width + 2 * s.kv_width, s.hidden, 1, e), gemm("attn.proj", t, s.hidden, s.q_width, 1, e)};
+  }
   if (s.experts_local > 0) {
     g.push_back(gemm("moe.router", t, s.experts, s.hidden, 1, kAct));
     double per_expert = s.expert_tokens / s.experts_local * 1.0;

@@ -18,9 +18,19 @@ LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, std::int
   s.tokens = s.batch * s.seq / s.cp;
   s.hidden = static_cast<double>(m.hidden);
   s.heads = static_cast<double>(m.heads) / s.tp;
-  s.head_dim = static_cast<double>(m.head_dim);
+  s.head_dim = static_cast<double>(m.qk_head_dim());
+  s.v_dim = static_cast<double>(m.v_head_dim());
+  s.attn_share = m.attention_share(seq);
   s.q_width = s.heads * s.head_dim;
   s.kv_width = static_cast<double>(m.kv_heads) * s.head_dim / s.tp;
+  if (m.mla.on()) {
+    // After the up-projections MLA is multi-head attention with keys of head_dim and values of
+    // v_dim per head: kv_width is the per-token K and V width averaged (2*kv_width = K + V).
+    s.q_lora = static_cast<double>(m.mla.q_lora_rank);
+    s.kv_lora = static_cast<double>(m.mla.kv_lora_rank);
+    s.qk_rope = static_cast<double>(m.mla.qk_rope_head_dim);
+    s.kv_width = s.heads * (s.head_dim + s.v_dim) / 2;
+  }
   s.ffn = static_cast<double>(m.ffn_hidden) / s.tp;
   s.gate = m.gated() ? 2.0 : 1.0;
   s.sp = par.sequence_parallel ? 1.0 / s.tp : 1.0;

@@ -12,7 +12,11 @@ struct LayerShape {
   double tokens = 1;       ///< tokens this rank computes: b*s/cp
   double hidden = 1;       ///< h
   double heads = 1;        ///< attention heads on this rank: a/tp
-  double head_dim = 1;
+  double head_dim = 1;      ///< per head: query/key width (MLA: nope + rope)
+  double v_dim = 1;         ///< per head: value width (head_dim, or MLA's v_head_dim)
+  double attn_share = 1;    ///< keys per query against full causal attention (sliding windows < 1)
+  // Multi-head latent attention (zero otherwise): latent ranks and the per-head widths.
+  double q_lora = 0, kv_lora = 0, qk_rope = 0;
   double q_width = 1;      ///< a*d/tp
   double kv_width = 1;     ///< g*d/tp
   double ffn = 1;          ///< dense MLP width on this rank: f/tp

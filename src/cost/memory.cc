@@ -112,10 +112,18 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
   double edp = static_cast<double>(par.expert_dp());
   std::int64_t micro = spec::micro_batches(par, t);
   Bytes layer_act = layer_activation_bytes(m, par, t, attn);
+  // An MoE model's leading dense layers (moe_dense_layers) and its MTP modules (last stage).
+  LocalLayerParams dense_lp = m.moe_dense_layers > 0 ? local_layer_params(spec::dense_variant(m), par) : lp;
   for (std::int64_t st = 0; st < par.pp; ++st) {
-    double n_layers = static_cast<double>(layers[static_cast<std::size_t>(st)]);
-    double dense = lp.dense * n_layers + non_layer_params(m, par, st);
-    double expert = lp.expert * n_layers;
+    std::int64_t dense_layers = 0;
+    for (std::int64_t c = 0; c < par.vp; ++c)
+      dense_layers += leading_layers_in_chunk(layers, par.vp, st, c, m.moe_dense_layers);
+    double mtp = st == par.pp - 1 ? static_cast<double>(m.mtp_layers) : 0.0;
+    double n_layers = static_cast<double>(layers[static_cast<std::size_t>(st)]) + mtp;
+    double n_moe = n_layers - static_cast<double>(dense_layers);
+    double dense = lp.dense * n_moe + dense_lp.dense * static_cast<double>(dense_layers) + non_layer_params(m, par, st) +
+                   mtp * 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.hidden) / static_cast<double>(par.tp);
+    double expert = lp.expert * n_moe;
     StageMemory sm{.stage = st, .parameters = dense + expert};
     Bytes dense_states = model_state_bytes(dense, par.zero_stage, dp, sb);
     Bytes expert_states = model_state_bytes(expert, par.zero_stage, edp, sb);

@@ -8,7 +8,21 @@ using spec::Model;
 
 double norm_params(const Model& m, double width) { return m.norm == spec::Norm::layernorm ? 2 * width : width; }
 
+// Multi-head latent attention (DeepSeek-V3 config.json, Megatron-Core MLASelfAttention): query
+// down/up projections with an RMSNorm on the q latent (or one direct projection), a joint kv down
+// projection that also yields the shared rope key, an RMSNorm on the kv latent, the kv up
+// projection to per-head nope keys and values, and the output projection.
+double mla_params(const Model& m) {
+  const spec::Mla& a = m.mla;
+  double h = m.hidden, heads = m.heads, qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+  double q = a.q_lora_rank > 0 ? h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * heads * qk : h * heads * qk;
+  double kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank +
+              a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim);
+  return q + kv + heads * a.v_head_dim * h;
+}
+
 double attention_params(const Model& m) {
+  if (m.mla.on()) return mla_params(m);
   double h = m.hidden, q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;
   double weights = h * q + 2 * h * kv + q * h;
   double bias = m.linear_bias == LinearBias::none ? 0 : q + 2 * kv;
@@ -28,15 +42,22 @@ double mlp_params(const Model& m, double f) {
 }  // namespace
 
 double ModelParams::total(std::int64_t layers) const {
-  return layer.total() * static_cast<double>(layers) + embedding + position + final_norm + lm_head;
+  return layer.total() * static_cast<double>(layers - dense_layers) + dense_layer.total() * static_cast<double>(dense_layers) +
+         embedding + position + final_norm + lm_head + mtp;
 }
 
+// Active parameters as model cards count them: one token's path, without the MTP modules.
 double ModelParams::active(std::int64_t layers) const {
-  return layer.active() * static_cast<double>(layers) + embedding + position + final_norm + lm_head;
+  return layer.active() * static_cast<double>(layers - dense_layers) +
+         dense_layer.active() * static_cast<double>(dense_layers) + embedding + position + final_norm + lm_head;
 }
 
 ModelParams count_params(const Model& m) {
   ModelParams p;
+  if (m.moe_dense_layers > 0) {
+    p.dense_layer = count_params(spec::dense_variant(m)).layer;
+    p.dense_layers = m.moe_dense_layers;
+  }
   p.layer.attention = attention_params(m);
   p.layer.norms = 2 * norm_params(m, m.hidden);
   if (m.is_moe()) {
@@ -54,19 +75,30 @@ ModelParams count_params(const Model& m) {
     p.position = static_cast<double>(m.max_position) * m.hidden;
   p.final_norm = norm_params(m, m.hidden);
   p.lm_head = m.tied_embeddings ? 0 : static_cast<double>(m.vocab) * m.hidden;
+  // DeepSeek-V3 MTP module (arXiv:2412.19437 sec. 2.2): a transformer layer, the projection of
+  // [h; embedding] (2h -> h), two RMSNorms on its inputs and one on its output; embedding and
+  // head are shared with the main model.
+  p.mtp = static_cast<double>(m.mtp_layers) *
+          (p.layer.total() + 2.0 * m.hidden * m.hidden + 3 * norm_params(m, m.hidden));
   return p;
 }
 
 TokenFlops token_flops(const Model& m, std::int64_t seq) {
   // Megatron-LM num_floating_point_operations: 2 FLOPs per multiply-add, forward only.
-  double h = m.hidden, q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;
+  // Per layer averages: leading dense layers count their dense MLP (MoE models' moe_dense_layers),
+  // MLA its projections (the weight matrices' parameters, norms aside), the MTP modules are left out.
+  double h = m.hidden, heads = static_cast<double>(m.heads);
   double gated = m.gated() ? 3 : 2;
+  double layers = static_cast<double>(m.layers), dense = static_cast<double>(m.moe_dense_layers);
   double ffn_active = m.is_moe() ? static_cast<double>(m.moe_ffn_hidden) * m.moe_topk + m.moe_shared_ffn_hidden
                                  : static_cast<double>(m.ffn_hidden);
+  ffn_active = (ffn_active * (layers - dense) + static_cast<double>(m.ffn_hidden) * dense) / layers;
+  double proj = m.mla.on() ? attention_params(m) : h * heads * m.head_dim * 2 + 2 * h * m.kv_heads * m.head_dim;
   TokenFlops f;
   f.layers = m.layers;
-  f.attention_proj = flops(2 * (h * q + 2 * h * kv + q * h));
-  f.attention_core = flops(2 * 2 * static_cast<double>(seq) * q);  // QK^T and AV, full sequence
+  f.attention_proj = flops(2 * proj);
+  // QK^T and AV over the full sequence (query/key and value widths per head).
+  f.attention_core = flops(2 * static_cast<double>(seq) * heads * static_cast<double>(m.qk_head_dim() + m.v_head_dim()));
   f.mlp = flops(2 * gated * h * ffn_active);
   f.logits = flops(2 * h * static_cast<double>(m.vocab));
   return f;

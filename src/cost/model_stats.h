@@ -20,7 +20,10 @@ struct LayerParams {
 
 /// Whole-model parameter counts.
 struct ModelParams {
-  LayerParams layer;      ///< every layer is alike in the supported families
+  LayerParams layer;        ///< a layer (an MoE layer in MoE models)
+  LayerParams dense_layer;  ///< a leading dense layer of an MoE model (moe_dense_layers)
+  std::int64_t dense_layers = 0;
+  double mtp = 0;           ///< multi-token-prediction modules: layer, 2h -> h projection, norms
   double embedding = 0;   ///< token embedding (vocab x hidden)
   double position = 0;    ///< learned position table
   double final_norm = 0;

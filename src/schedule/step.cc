@@ -33,6 +33,14 @@ class Builder {
   std::int64_t layers(std::int64_t stage, std::int64_t chunk) const {
     return cost::chunk_layers(out_.stage_layers[static_cast<std::size_t>(stage)], v_, chunk);
   }
+  /// The chunk's leading dense layers of an MoE model (moe_dense_layers; the rest are MoE).
+  std::int64_t dense_layers(std::int64_t stage, std::int64_t chunk) const {
+    return cost::leading_layers_in_chunk(out_.stage_layers, v_, stage, chunk, s_.model->moe_dense_layers);
+  }
+  /// Multi-token-prediction modules run after the model's last layer: the last stage's last chunk.
+  bool holds_mtp(std::int64_t stage, std::int64_t chunk) const {
+    return s_.model->mtp_layers > 0 && stage == p_ - 1 && chunk == v_ - 1;
+  }
   double chunk_params(std::int64_t stage, std::int64_t chunk) const;
   PassCost pass_cost(std::int64_t stage, std::int64_t chunk, bool forward) const;
   /// Interned cost of a (stage, chunk, direction) pass: computed once, shared by its micro-batches.
@@ -74,6 +82,8 @@ class Builder {
   const StepSpec& s_;
   const CommPricer& net_;
   StepGraph& out_;
+  spec::Model dense_model_;  ///< the leading dense layers of an MoE model, priced as a model of their own
+  StepSpec dense_spec_;
   std::int64_t p_ = 1, v_ = 1, m_ = 1;
   bool zero_sharded_ = false;
   std::vector<Streams> st_;
@@ -164,7 +174,14 @@ CostId Builder::pass_cost_id(std::int64_t stage, std::int64_t chunk, bool forwar
 }
 
 double Builder::chunk_params(std::int64_t stage, std::int64_t chunk) const {
-  double p = cost::local_layer_params(*s_.model, s_.par).total() * static_cast<double>(layers(stage, chunk));
+  std::int64_t n = layers(stage, chunk), d = dense_layers(stage, chunk);
+  double p = cost::local_layer_params(*s_.model, s_.par).total() * static_cast<double>(n - d);
+  if (d > 0) p += cost::local_layer_params(dense_model_, s_.par).total() * static_cast<double>(d);
+  if (holds_mtp(stage, chunk))  // each MTP module: one more layer and its 2h x h projection
+    p += (cost::local_layer_params(*s_.model, s_.par).total() + 2.0 * static_cast<double>(s_.model->hidden) *
+                                                                     static_cast<double>(s_.model->hidden) /
+                                                                     static_cast<double>(s_.par.tp)) *
+         static_cast<double>(s_.model->mtp_layers);
   // Embedding and LM head weights belong to the chunk that runs them.
   bool holds_extras = stage == 0 ? chunk == 0 : (stage == p_ - 1 && chunk == v_ - 1);
   if (holds_extras) p += cost::non_layer_params(*s_.model, s_.par, stage);
@@ -174,9 +191,18 @@ double Builder::chunk_params(std::int64_t stage, std::int64_t chunk) const {
 PassCost Builder::pass_cost(std::int64_t stage, std::int64_t chunk, bool forward) const {
   PassCost c;
   const LayerCost& lc = out_.layer.front();
-  accumulate(c, forward ? lc.forward : lc.backward, static_cast<double>(layers(stage, chunk)));
+  std::int64_t n = layers(stage, chunk), d = dense_layers(stage, chunk);
+  accumulate(c, forward ? lc.forward : lc.backward, static_cast<double>(n - d));
+  if (d > 0) accumulate(c, forward ? out_.layer[1].forward : out_.layer[1].backward, static_cast<double>(d));
   if (stage == 0 && chunk == 0) accumulate(c, embedding_cost(s_, net_, !forward));
   if (stage == p_ - 1 && chunk == v_ - 1) accumulate(c, head_cost(s_, net_, !forward));
+  if (holds_mtp(stage, chunk)) {
+    // DeepSeek-V3 MTP (arXiv:2412.19437 sec. 2.2): per module a layer, its projection (in the
+    // layer's GEMM share) and another pass of the shared LM head and cross-entropy.
+    auto k = static_cast<double>(s_.model->mtp_layers);
+    accumulate(c, forward ? lc.forward : lc.backward, k);
+    accumulate(c, head_cost(s_, net_, !forward), k);
+  }
   return c;
 }
 
@@ -329,9 +355,8 @@ void Builder::finish_step() {
     const Streams& ss = st_[static_cast<std::size_t>(i)];
     // Gradient-norm clipping all-reduces one value over the model-parallel ranks: a global sync.
     comm(ss.compute, Comm::Op::all_reduce, Group::model, bytes(8), Category::other, {ready}, {Label::Kind::grad_norm});
-    double params = cost::local_layer_params(*s_.model, s_.par).total() *
-                        static_cast<double>(out_.stage_layers[static_cast<std::size_t>(i)]) +
-                    cost::non_layer_params(*s_.model, s_.par, i);
+    double params = 0;
+    for (std::int64_t c = 0; c < v_; ++c) params += chunk_params(i, c);
     double owned = params / (s_.par.zero_stage >= 1 ? dp : 1.0);
     cost::ComputeContext ctx = compute_context(s_);
     Seconds opt_time = cost::op_time(cost::optimizer_op(owned, s_.train.optimizer), ctx);
@@ -358,6 +383,14 @@ void Builder::build() {
   zero_sharded_ = s_.par.zero_stage >= 1;
   out_.stage_layers = cost::stage_layers(*s_.model, s_.par);
   out_.layer.push_back(layer_cost(s_, net_));
+  if (s_.model->moe_dense_layers > 0) {
+    dense_model_ = spec::dense_variant(*s_.model);
+    dense_spec_ = s_;
+    dense_spec_.model = &dense_model_;
+    dense_spec_.par.ep = 1;
+    dense_spec_.par.etp = 0;
+    out_.layer.push_back(layer_cost(dense_spec_, net_));
+  }
   for (std::int64_t i = 0; i < p_; ++i) {
     auto r = static_cast<std::int32_t>(i);
     st_.push_back({out_.graph.add_stream(r, "compute"), out_.graph.add_stream(r, "pp send fwd"),

@@ -17,6 +17,15 @@ std::string data_dir() {
 
 std::string read_spec_text(const std::string& path) { return read_text_file(path); }
 
+std::vector<std::string> preset_names(const std::string& subdir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(data_dir()) / subdir, ec))
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 std::string resolve_preset(const std::string& subdir, const std::string& name_or_path, const std::string& flag) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -29,10 +38,7 @@ std::string resolve_preset(const std::string& subdir, const std::string& name_or
   fs::path preset = fs::path(data_dir()) / subdir / (name_or_path + ".json");
   if (!looks_like_path && fs::is_regular_file(preset, ec)) return preset.string();
   if (looks_like_path) throw SpecError(flag, "expected an existing file, got \"" + name_or_path + "\" (no such file)");
-  std::vector<std::string> names;  // sorted: the message is the same on every filesystem
-  for (const auto& e : fs::directory_iterator(fs::path(data_dir()) / subdir, ec))
-    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
+  std::vector<std::string> names = preset_names(subdir);  // sorted: the same message on every filesystem
   std::string known;
   for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
   throw SpecError(flag, "expected a preset name (" + (known.empty() ? "none found in " + (fs::path(data_dir()) / subdir).string() : known) +

@@ -1,6 +1,7 @@
 #pragma once
 // Loading specs from preset names or files. The only public entry points into JSON.
 #include <string>
+#include <vector>
 
 #include "spec/cluster.h"
 #include "spec/gpu.h"
@@ -16,6 +17,8 @@ namespace dtsim::spec {
 /// Throws SpecError naming `flag` when neither exists.
 [[nodiscard]] std::string resolve_preset(const std::string& subdir, const std::string& name_or_path,
                                          const std::string& flag);
+/// Names of the presets in `<data_dir>/<subdir>` (NAME of NAME.json), sorted.
+[[nodiscard]] std::vector<std::string> preset_names(const std::string& subdir);
 /// The text of a spec file; throws SpecError naming the file when it cannot be read.
 [[nodiscard]] std::string read_spec_text(const std::string& path);
 

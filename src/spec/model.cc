@@ -46,6 +46,27 @@ Model read_native(ObjectReader& r) {
   m.linear_bias = static_cast<LinearBias>(r.choice("linear_bias", {"none", "qkv", "all"}));
   m.qk_norm = r.optional_boolean("qk_norm").value_or(false);
   read_moe(r, m);
+  m.moe_dense_layers = r.optional_integer("moe_dense_layers", 0, m.layers).value_or(0);
+  if (m.moe_dense_layers > 0 && !m.is_moe())
+    r.fail("moe_dense_layers", "expected 0 or absent for a dense model (no moe_experts), got " +
+                                   std::to_string(m.moe_dense_layers));
+  if (m.is_moe() && m.moe_dense_layers == m.layers)
+    r.fail("moe_dense_layers", "expected fewer than layers (" + std::to_string(m.layers) + "), got " +
+                                   std::to_string(m.moe_dense_layers));
+  if (r.has("mla")) {
+    ObjectReader a = r.object("mla");
+    m.mla.q_lora_rank = a.optional_integer("q_lora_rank", 1, kMax).value_or(0);
+    m.mla.kv_lora_rank = a.integer("kv_lora_rank", 1, kMax);
+    m.mla.qk_nope_head_dim = a.integer("qk_nope_head_dim", 1, kMax);
+    m.mla.qk_rope_head_dim = a.integer("qk_rope_head_dim", 1, kMax);
+    m.mla.v_head_dim = a.integer("v_head_dim", 1, kMax);
+    a.finish();
+  }
+  m.mtp_layers = r.optional_integer("mtp_layers", 0, 64).value_or(0);
+  m.sliding_window = r.optional_integer("sliding_window", 1, kMax).value_or(0);
+  m.sliding_window_full_every = r.optional_integer("sliding_window_full_every", 1, kMax).value_or(0);
+  if (m.sliding_window_full_every > 0 && m.sliding_window == 0)
+    r.fail("sliding_window", "missing required key (sliding_window_full_every is set)");
   r.finish();
   return m;
 }
@@ -58,6 +79,21 @@ Model parse_model(const std::string& text, const std::string& file) {
   Model m = (r.has("model_type") || r.has("architectures")) ? read_hf_config(r) : read_native(r);
   check_model(m, r);
   return m;
+}
+
+Model dense_variant(const Model& m) {
+  Model d = m;
+  d.moe_experts = d.moe_topk = d.moe_ffn_hidden = d.moe_shared_ffn_hidden = d.moe_dense_layers = 0;
+  return d;
+}
+
+double Model::attention_share(std::int64_t seq) const {
+  if (sliding_window == 0 || sliding_window >= seq) return 1.0;
+  // Causal full attention: seq^2/2 query-key pairs; a window w: w*(seq - w) + w^2/2.
+  double s = static_cast<double>(seq), w = static_cast<double>(sliding_window);
+  double windowed = (w * (s - w) + w * w / 2) / (s * s / 2);
+  double full = sliding_window_full_every > 0 ? 1.0 / static_cast<double>(sliding_window_full_every) : 0.0;
+  return full + (1 - full) * windowed;
 }
 
 Model load_model(const std::string& name_or_path, const std::string& flag) {

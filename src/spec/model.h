@@ -12,6 +12,19 @@ enum class Norm { layernorm, rmsnorm };
 /// Which linear layers carry a bias: none (Llama), qkv only (Qwen2), all (GPT-2/3, NeoX).
 enum class LinearBias { none, qkv, all };
 
+/// Multi-head latent attention (DeepSeek-V2/V3, Kimi K2; DeepSeek-AI 2024, arXiv:2405.04434 sec.
+/// 2.1): queries and keys/values pass through low-rank latents; each head's query and key have
+/// qk_nope + qk_rope dimensions, its value v_head_dim. Absent (all zero) for standard attention.
+struct Mla {
+  std::int64_t q_lora_rank = 0;  ///< 0: queries projected directly (DeepSeek-V2 Lite)
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+  [[nodiscard]] bool on() const { return kv_lora_rank > 0; }
+  bool operator==(const Mla&) const = default;
+};
+
 /// A decoder-only transformer. Sizes are counts (not bytes).
 struct Model {
   std::string name;
@@ -34,13 +47,36 @@ struct Model {
   std::int64_t moe_topk = 0;
   std::int64_t moe_ffn_hidden = 0;    ///< expert intermediate size
   std::int64_t moe_shared_ffn_hidden = 0;  ///< always-on shared expert(s), 0 if none
+  /// Leading layers with a dense MLP of ffn_hidden instead of experts (DeepSeek-V3
+  /// first_k_dense_replace = 3, Kimi K2 1); 0 when every layer is MoE.
+  std::int64_t moe_dense_layers = 0;
+  Mla mla;
+  /// Multi-token-prediction modules after the last layer (DeepSeek-V3 num_nextn_predict_layers):
+  /// each is one more transformer layer, a 2h -> h projection, and another pass of the LM head.
+  std::int64_t mtp_layers = 0;
+  /// Sliding-window attention: keys per query in windowed layers (gpt-oss 128); 0 = full.
+  std::int64_t sliding_window = 0;
+  /// Every n-th layer keeps full attention, the others use the window (gpt-oss: 2, alternating).
+  std::int64_t sliding_window_full_every = 0;
 
   [[nodiscard]] bool is_moe() const { return moe_experts > 0; }
+  /// Layers with experts.
+  [[nodiscard]] std::int64_t moe_layers() const { return is_moe() ? layers - moe_dense_layers : 0; }
+  /// Per head: query/key width and value width (head_dim, or MLA's).
+  [[nodiscard]] std::int64_t qk_head_dim() const { return mla.on() ? mla.qk_nope_head_dim + mla.qk_rope_head_dim : head_dim; }
+  [[nodiscard]] std::int64_t v_head_dim() const { return mla.on() ? mla.v_head_dim : head_dim; }
+  /// Average keys each query attends to, as a share of a causal full-sequence attention: windowed
+  /// layers see at most `sliding_window` keys.
+  [[nodiscard]] double attention_share(std::int64_t seq) const;
   [[nodiscard]] bool gated() const {
     return activation == Activation::swiglu || activation == Activation::gated_gelu;
   }
   bool operator==(const Model&) const = default;
 };
+
+/// The model's leading dense layers as a model of their own: `m` with a dense MLP of
+/// ffn_hidden and no experts (every layer of a dense model is already one).
+[[nodiscard]] Model dense_variant(const Model& m);
 
 [[nodiscard]] const char* to_string(Activation a);
 [[nodiscard]] const char* to_string(PositionEmbedding p);

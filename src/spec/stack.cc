@@ -181,13 +181,6 @@ Stack find_stack(const std::string& name, const std::optional<std::string>& vers
   return f.versions.back();
 }
 
-std::vector<std::string> stack_names() {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(data_dir() + "/calibration/stacks", ec))
-    if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<std::string> stack_names() { return preset_names("calibration/stacks"); }
 
 }  // namespace dtsim::spec

@@ -158,6 +158,35 @@ void apply_family(Model& m, const CaseModel& cm, std::int64_t seq, std::vector<s
   }
 }
 
+// The model presets (models/*.json) of the data directory, parsed once per directory.
+const std::vector<Model>& model_presets() {
+  static std::string dir;
+  static std::vector<Model> presets;
+  if (dir != data_dir() || presets.empty()) {
+    dir = data_dir();
+    presets.clear();
+    for (const std::string& n : preset_names("models")) presets.push_back(load_model(n));
+  }
+  return presets;
+}
+
+// The preset a case's model is: named alike (the preset's name, or it followed by " (" and a
+// remark, as "DeepSeek-V3 (671B total / 37B active)") and agreeing with every field the case
+// gives. The case schema has no fields for head_dim, q/k norms, MLA, leading dense layers, MTP
+// or sliding windows; a preset carries them with their sources.
+const Model* matching_preset(const CaseModel& cm, const Model& built) {
+  for (const Model& p : model_presets()) {
+    bool named = cm.name == p.name || cm.name.starts_with(p.name + " (");
+    bool agrees = named && p.layers == built.layers && p.hidden == built.hidden && p.heads == built.heads &&
+                  p.ffn_hidden == built.ffn_hidden && p.gated() == built.gated() &&
+                  (!cm.kv_heads || p.kv_heads == *cm.kv_heads) && (!cm.vocab || p.vocab == *cm.vocab) &&
+                  p.moe_experts == built.moe_experts && p.moe_topk == built.moe_topk &&
+                  p.moe_ffn_hidden == built.moe_ffn_hidden;
+    if (agrees) return &p;
+  }
+  return nullptr;
+}
+
 // Reads the "schema" key of a file's top object; anything but `expected` is an error.
 }  // namespace
 
@@ -266,6 +295,15 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   nlohmann::json dummy = nlohmann::json::object();
   ObjectReader where(dummy, file, c.pointer + "/model");
   check_model(m, where);
+  if (const Model* preset = matching_preset(c.model, m)) {
+    std::string remark = "model: the " + preset->name + " preset (the case's fields agree; head_dim, norms, MLA, " +
+                         "dense layers, MTP and windows from models/)";
+    m = *preset;
+    m.source = c.id;
+    for (auto it = rc.assumptions.begin(); it != rc.assumptions.end();)  // the preset replaces the family's guesses
+      it = it->starts_with("architecture:") || it->starts_with("vocab null") ? rc.assumptions.erase(it) : it + 1;
+    rc.assumptions.push_back(remark);
+  }
   rc.par = Parallel{.tp = c.tp, .pp = c.pp, .dp = c.dp, .cp = c.cp, .ep = c.ep, .vp = c.vp};
   // A null field takes the stack's recipe default, else the README's generic rule.
   const StackDefaults& d = stack.defaults;

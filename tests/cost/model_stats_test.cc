@@ -55,3 +55,40 @@ TEST_CASE("cost::token_flops: Megatron-LM formula for GPT-3 175B", "[cost]") {
   double expected = 72 * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
   CHECK_THAT((f.forward() + f.backward()).value(), WithinRel(expected, 1e-12));
 }
+
+TEST_CASE("cost::count_params: MoE presets match their model cards", "[cost]") {
+  // DeepSeek-V3 (arXiv:2412.19437): 671B total, 37B activated, plus a 14B MTP module in the
+  // checkpoint (685B on the model card, which also stores the MTP's copies of embedding and head).
+  // MLA per layer: q 7168*1536 + 1536 + 1536*128*192, kv 7168*576 + 512 + 512*128*256, o 128*128*7168.
+  spec::Model ds = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/deepseek-v3.json");
+  auto p = cost::count_params(ds);
+  CHECK_THAT(p.layer.attention, WithinRel(7168.0 * 1536 + 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512 +
+                                              512.0 * 128 * 256 + 128.0 * 128 * 7168, 1e-12));
+  CHECK(p.dense_layers == 3);
+  CHECK_THAT(p.total(61) - p.mtp, WithinRel(671e9, 0.002));
+  CHECK_THAT(p.active(61), WithinRel(37.5e9, 0.01));
+  CHECK_THAT(p.mtp, WithinRel(11.6e9, 0.01));
+  // Qwen3 (Qwen3 technical report, arXiv:2505.09388 Table 2): 30.5B / 3.3B and 235B / 22B.
+  auto q30 = cost::count_params(spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/qwen3-30b-a3b.json"));
+  CHECK_THAT(q30.total(48), WithinRel(30.5e9, 0.005));
+  CHECK_THAT(q30.active(48), WithinRel(3.3e9, 0.02));
+  auto q235 = cost::count_params(spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/qwen3-235b-a22b.json"));
+  CHECK_THAT(q235.total(94), WithinRel(235e9, 0.005));
+  CHECK_THAT(q235.active(94), WithinRel(22e9, 0.01));
+  // Kimi K2: "1T total, 32B activated"; gpt-oss-120b model card 116.8B total.
+  auto kimi = cost::count_params(spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/kimi-k2.json"));
+  CHECK_THAT(kimi.total(61), WithinRel(1.03e12, 0.01));
+  CHECK_THAT(kimi.active(61), WithinRel(32.9e9, 0.01));
+  auto oss = cost::count_params(spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/gpt-oss-120b.json"));
+  CHECK_THAT(oss.total(36), WithinRel(116.8e9, 0.002));
+}
+
+TEST_CASE("spec::Model: sliding windows cut the attention work", "[spec]") {
+  spec::Model m = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/gpt-oss-120b.json");
+  // 128-key window on every other layer at 8192 tokens: half the layers full (1), half
+  // (128*(8192-128) + 128^2/2) / (8192^2/2) = 0.0310.
+  double windowed = (128.0 * (8192 - 128) + 128.0 * 128 / 2) / (8192.0 * 8192 / 2);
+  CHECK_THAT(m.attention_share(8192), WithinRel(0.5 + 0.5 * windowed, 1e-12));
+  CHECK(m.attention_share(128) == 1.0);
+  CHECK(spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/llama3-8b.json").attention_share(8192) == 1.0);
+}

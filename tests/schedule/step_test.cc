@@ -132,3 +132,28 @@ TEST_CASE("schedule::build_step: blocking interleaved p2p adds bubble that overl
   CHECK(bubble_fraction(4, 2, 8, false) > 1.05 * bubble_fraction(4, 2, 8, true));
   CHECK_THAT(bubble_fraction(4, 1, 8, false), WithinRel(bubble_fraction(4, 1, 8, true), 1e-9));
 }
+
+TEST_CASE("schedule::build_step: an MoE model's leading dense layers and MTP module are priced as such", "[schedule]") {
+  // DeepSeek-V3 (3 dense layers, 1 MTP module) on 2 stages: stage 0 holds the dense layers, the
+  // last stage the MTP module. Against the same model with every layer MoE and no MTP, stage 0
+  // changes by 3 x (dense - MoE layer) and the last stage by one MoE layer and one LM-head pass.
+  spec::Model ds = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/deepseek-v3.json");
+  spec::Model plain = ds;
+  plain.moe_dense_layers = 0;
+  plain.mtp_layers = 0;
+  spec::Cluster cluster = spec::load_cluster(std::string(DTSIM_SOURCE_DIR) + "/topologies/gb200-nvl72.json");
+  spec::Calibration cal = spec::load_calibration(std::string(DTSIM_SOURCE_DIR) + "/calibration/dgx-b200.json");
+  auto run = [&](const spec::Model& m) {
+    schedule::StepSpec s{&m, &cluster, spec::Parallel{.tp = 1, .pp = 2, .dp = 32, .ep = 32, .etp = 1, .zero_stage = 1},
+                         spec::Training{.micro_batch = 1, .global_batch = 128, .seq_len = 4096}, &cal,
+                         spec::load_stack("nemo-megatron-bridge").software};
+    engine::AnalyticalNetwork net(cluster, s.par, cal.collectives);
+    return engine::simulate_step(s, net);
+  };
+  auto with = run(ds), without = run(plain);
+  REQUIRE(with.step.layer.size() == 2);  // the MoE layer, the dense layer
+  const schedule::LayerCost &moe = with.step.layer[0], &dense = with.step.layer[1];
+  CHECK(dense.forward.total() != moe.forward.total());
+  CHECK(without.step.layer.size() == 1);
+  CHECK(with.result.step_time.value() != without.result.step_time.value());
+}
