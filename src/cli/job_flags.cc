@@ -1,8 +1,10 @@
 #include "cli/job_flags.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/errors.h"
+#include "cost/compute.h"
 #include "spec/job_rules.h"
 #include "spec/load.h"
 
@@ -84,6 +86,8 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
   app.add_option("--tp-comm-overlap", f.tp_comm_overlap, "on|off: TP collectives pipelined with GEMMs");
   app.add_option("--overlap-grad-reduce", f.overlap_grad_reduce, "on|off: DP buckets overlap the last backward");
   app.add_option("--overlap-param-gather", f.overlap_param_gather, "on|off: ZeRO param all-gather overlaps forward");
+  app.add_option("--fp8-recipe", f.fp8_recipe,
+                 "delayed|current|mxfp8: how fp8 runs scale GEMM operands (default: the stack's; mxfp8 needs Blackwell)");
   app.add_option("--overlap-p2p-comm", f.overlap_p2p_comm,
                  "on|off: interleaved pipeline sends and recvs left in flight across the next pass");
   app.add_option("--speed-spread", f.speed_spread,
@@ -120,6 +124,13 @@ spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
   s.overlap_grad_reduce = on_off("--overlap-grad-reduce", f.overlap_grad_reduce, d.overlap_grad_reduce);
   s.overlap_param_gather = on_off("--overlap-param-gather", f.overlap_param_gather, d.overlap_param_gather);
   s.overlap_p2p_comm = on_off("--overlap-p2p-comm", f.overlap_p2p_comm, d.overlap_p2p_comm);
+  if (!f.fp8_recipe.empty()) {
+    const spec::Fp8Recipe all[] = {spec::Fp8Recipe::delayed, spec::Fp8Recipe::current, spec::Fp8Recipe::mxfp8};
+    auto it = std::find_if(std::begin(all), std::end(all), [&](spec::Fp8Recipe r) { return f.fp8_recipe == spec::to_string(r); });
+    if (it == std::end(all))
+      throw SpecError("--fp8-recipe", "expected delayed, current or mxfp8, got \"" + f.fp8_recipe + "\"");
+    s.fp8_recipe = *it;
+  }
   return s;
 }
 
@@ -164,6 +175,10 @@ Job resolve_job(const JobFlags& f) {
     throw SpecError("--optimizer", "expected adam or sgd, got \"" + f.optimizer + "\"");
   j.train.optimizer = f.optimizer == "adam" ? spec::Optimizer::adam : spec::Optimizer::sgd;
   spec::check_job(j.model, j.cluster, j.gpus, j.par, j.train);
+  if (j.train.precision == spec::Dtype::fp8 && j.software.fp8_recipe == spec::Fp8Recipe::mxfp8 &&
+      cost::fp8_needs_transpose(j.cluster.gpu))
+    throw SpecError("--fp8-recipe", "expected delayed or current on " + j.cluster.gpu.name +
+                                        " (MXFP8 needs Blackwell's block-scaled tensor cores), got mxfp8");
   return j;
 }
 

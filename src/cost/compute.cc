@@ -172,10 +172,7 @@ std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision, const Fu
     e.push_back(memory("attn.cp.kv_pack", s.tokens * 2 * s.kv_width, 2 * kAct));
     e.push_back(memory("attn.cp.merge", s.tokens * s.q_width, (1 + 3 * s.cp) * kAct, 1 + s.cp));
   }
-  if (precision == Dtype::fp8) {
-    double inputs = s.tokens * (2 * s.hidden + s.q_width) + ffn_elems;
-    e.push_back(memory("fp8.cast", inputs, kAct + 1, 4));
-  }
+  (void)precision;
   return e;
 }
 
@@ -248,6 +245,70 @@ TpOverlapShape tp_overlap_shape(std::int64_t tp, bool tp_comm_overlap, std::int6
           .pipeline_sm_share = sms > kPipelineCommSms ? (sms - kPipelineCommSms) / sms : 1.0};
 }
 
+bool fp8_needs_transpose(const spec::Gpu& gpu) { return gpu.peak_fp4.value() <= 0; }
+
+namespace {
+
+// Bytes per element and kernels to quantize one 16-bit tensor (docs/research/low-precision-
+// training.md sec. 5). What produced it matters: TE's norms and activations write fp8 directly
+// (delayed scaling), compute the amax on the way (current scaling, TE PRs #2004/#2013), or -- for
+// MXFP8 -- fuse only the activation (SwiGLU); a standalone tensor is read by its own kernels.
+enum class Producer { standalone, norm, activation };
+
+struct QuantCost {
+  double bytes = 0, kernels = 0;
+};
+
+QuantCost quant_cost(spec::Fp8Recipe r, bool transpose, Producer p) {
+  bool fused = p != Producer::standalone;
+  switch (r) {
+    case spec::Fp8Recipe::delayed:  // cast (+ transpose): read 2, write 1 (+1)
+      if (fused) return transpose ? QuantCost{1, 1} : QuantCost{0, 0};
+      return transpose ? QuantCost{4, 1} : QuantCost{3, 1};
+    case spec::Fp8Recipe::current:  // an amax pass (read 2), the scale, then cast (+ transpose)
+      if (fused) return transpose ? QuantCost{4, 2} : QuantCost{3, 1};
+      return transpose ? QuantCost{6, 3} : QuantCost{5, 2};
+    case spec::Fp8Recipe::mxfp8:  // row- and column-wise copies with a scale per 32 elements
+      if (p == Producer::activation) return {1.0 / 16, 0};
+      return {2 + 2 + 2.0 / 32, 1};
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backward) {
+  auto q = [&](const char* name, double elems, Producer p) {
+    QuantCost c = quant_cost(f.fp8_recipe, f.fp8_transpose, p);
+    return memory(name, elems, c.bytes, c.kernels);
+  };
+  double th = s.tokens * s.hidden * s.sp, t = s.tokens;
+  double v_width = s.heads * s.v_dim;
+  bool moe = s.experts_local > 0;
+  double ffn_in = moe ? s.expert_tokens * s.expert_ffn : t * s.ffn;
+  double mlp_in = moe ? s.expert_tokens * s.hidden : th;
+  std::vector<Op> ops;
+  if (!backward) {
+    ops.push_back(q("fp8.quantize.qkv_in", th, Producer::norm));
+    ops.push_back(q("fp8.quantize.proj_in", t * v_width, Producer::standalone));
+    // MoE experts quantize the permuted tokens on their own; a dense MLP's input is the norm's.
+    ops.push_back(q("fp8.quantize.fc1_in", mlp_in, moe ? Producer::standalone : Producer::norm));
+    ops.push_back(q("fp8.quantize.fc2_in", ffn_in, Producer::activation));
+    if (s.shared_ffn > 0) ops.push_back(q("fp8.quantize.shared_fc2_in", t * s.shared_ffn, Producer::activation));
+  } else {
+    // Output gradients arrive from the next op's backward: always standalone.
+    ops.push_back(q("fp8.quantize.qkv_dgrad", t * (s.q_width + 2 * s.kv_width), Producer::standalone));
+    ops.push_back(q("fp8.quantize.proj_dgrad", th, Producer::standalone));
+    ops.push_back(q("fp8.quantize.fc1_dgrad", ffn_in * s.gate, Producer::standalone));
+    ops.push_back(q("fp8.quantize.fc2_dgrad", mlp_in, Producer::standalone));
+    if (s.shared_ffn > 0) {
+      ops.push_back(q("fp8.quantize.shared_fc1_dgrad", t * s.shared_ffn * s.gate, Producer::standalone));
+      ops.push_back(q("fp8.quantize.shared_fc2_dgrad", th, Producer::standalone));
+    }
+  }
+  return ops;
+}
+
 std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype precision, const TpOverlapShape& overlap,
                               const Fusions& fusions) {
   std::vector<Op> ops = layer_gemms(s, precision);
@@ -259,6 +320,8 @@ std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype p
   if (attn == AttentionKernel::flash) ops.push_back(flash(s, false));
   else unfused_forward(ops, s);
   for (Op& e : layer_elementwise(s, precision, fusions)) ops.push_back(std::move(e));
+  if (precision == Dtype::fp8)
+    for (Op& q : quantize_ops(s, fusions, false)) ops.push_back(std::move(q));
   return ops;
 }
 
@@ -280,6 +343,8 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
     e.bytes = e.bytes * 2.0;
     ops.push_back(std::move(e));
   }
+  if (precision == Dtype::fp8)
+    for (Op& q : quantize_ops(s, fusions, true)) ops.push_back(std::move(q));
   return ops;
 }
 

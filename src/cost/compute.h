@@ -56,8 +56,22 @@ struct Fusions {
   bool residual = true;    ///< bias + dropout + residual add
   bool rope = true;        ///< rotary embedding of Q and K
   bool rms_norm = true;    ///< RMSNorm (PyTorch's LayerNorm is one native kernel either way)
+  /// fp8 runs: the scaling recipe, and whether the GPU's fp8 GEMMs need transposed operand copies
+  /// (Hopper; see fp8_needs_transpose). They decide the quantization kernels (quantize_ops).
+  spec::Fp8Recipe fp8_recipe = spec::Fp8Recipe::delayed;
+  bool fp8_transpose = true;
   bool operator==(const Fusions&) const = default;
 };
+
+/// fp8 tensor-core GEMMs on Hopper (sm_90) take only the TN operand layout, so Transformer Engine
+/// keeps a transposed copy of each quantized operand for dgrad and wgrad; Blackwell (sm_100, the
+/// first generation with fp4 tensor cores) takes every layout (docs/research/low-precision-training.md).
+[[nodiscard]] bool fp8_needs_transpose(const spec::Gpu& gpu);
+
+/// The quantization kernels of an fp8 layer pass (Transformer Engine, per Linear): each GEMM
+/// input cast to fp8 in forward (its producer -- a norm or the activation -- fused where TE fuses
+/// it), each output gradient in backward; weights are quantized once per step and not counted.
+[[nodiscard]] std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backward);
 
 /// The TpOverlapShape of a job: none when tp == 1 or overlap is off.
 [[nodiscard]] TpOverlapShape tp_overlap_shape(std::int64_t tp, bool tp_comm_overlap, std::int64_t sm_count);

@@ -21,7 +21,7 @@ nlohmann::json config_json(const JobView& j) {
           {"attention", spec::to_string(j.software.attention)}, {"tp_comm_overlap", j.software.tp_comm_overlap},
           {"overlap_grad_reduce", j.software.overlap_grad_reduce},
           {"overlap_param_gather", j.software.overlap_param_gather},
-          {"overlap_p2p_comm", j.software.overlap_p2p_comm},
+          {"overlap_p2p_comm", j.software.overlap_p2p_comm}, {"fp8_recipe", spec::to_string(j.software.fp8_recipe)},
           {"stage_layers", cost::stage_layers(*j.model, j.par)}};
 }
 
@@ -40,6 +40,7 @@ std::string layout_line(const JobView& j) {
          "  ep " + n(j.par.ep) + (j.par.ep > 1 ? "  etp " + n(j.par.expert_tp()) : "") + "  vp " + n(j.par.vp) + "  zero " + std::to_string(j.par.zero_stage) + "  sp " +
          (j.par.sequence_parallel ? "on" : "off") + "\n  training mbs " + n(j.train.micro_batch) + "  gbs " +
          n(j.train.global_batch) + "  seq " + n(j.train.seq_len) + "  " + spec::to_string(j.train.precision) +
+         (j.train.precision == spec::Dtype::fp8 ? std::string(" (") + spec::to_string(j.software.fp8_recipe) + " scaling)" : "") +
          "  recompute " + spec::to_string(j.train.recompute) + "  grads " + spec::to_string(j.train.grad_dtype) +
          "  " + spec::to_string(j.train.optimizer) + "\n  software " + j.stack + ": attention " + spec::to_string(j.software.attention) +
          ", tp-comm-overlap " + (j.software.tp_comm_overlap ? "on" : "off") + ", overlap-grad-reduce " +

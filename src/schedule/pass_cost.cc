@@ -189,7 +189,9 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   cost::Fusions fusions{.activation = s.software.bias_activation_fusion,
                         .residual = s.software.bias_dropout_add_fusion,
                         .rope = s.software.rope_fusion,
-                        .rms_norm = s.software.rmsnorm_fusion};
+                        .rms_norm = s.software.rmsnorm_fusion,
+                        .fp8_recipe = s.software.fp8_recipe,
+                        .fp8_transpose = cost::fp8_needs_transpose(s.cluster->gpu)};
   std::vector<Op> fwd = cost::layer_forward(sh, attn, s.train.precision, overlap, fusions);
   std::vector<Op> bwd = cost::layer_backward(sh, attn, s.train.precision, overlap, fused_accumulation(s), fusions);
   LayerCost lc;

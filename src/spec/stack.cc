@@ -49,6 +49,7 @@ Software read_software(ObjectReader r) {
   s.bias_dropout_add_fusion = r.optional_boolean("bias_dropout_add_fusion").value_or(true);
   s.rope_fusion = r.optional_boolean("rope_fusion").value_or(true);
   s.rmsnorm_fusion = r.optional_boolean("rmsnorm_fusion").value_or(true);
+  s.fp8_recipe = static_cast<Fp8Recipe>(r.optional_choice("fp8_recipe", {"delayed", "current", "mxfp8"}).value_or(0));
   r.finish();
   return s;
 }
@@ -99,6 +100,15 @@ const char* to_string(MainGrads g) {
     case MainGrads::fp32: return "fp32";
     case MainGrads::param: return "param";
     case MainGrads::fp32_if_bf16: return "fp32_if_bf16";
+  }
+  return "?";
+}
+
+const char* to_string(Fp8Recipe r) {
+  switch (r) {
+    case Fp8Recipe::delayed: return "delayed";
+    case Fp8Recipe::current: return "current";
+    case Fp8Recipe::mxfp8: return "mxfp8";
   }
   return "?";
 }

@@ -41,6 +41,11 @@ enum class Zero3Gather {
            ///< biases and norms fall under stage3_param_persistence_threshold and stay resident)
 };
 
+/// How Transformer Engine scales 8-bit GEMM operands (docs/research/low-precision-training.md):
+/// per-tensor scales from an amax history (delayed), per-tensor scales from the tensor itself
+/// (current: an amax pass before each cast), or one E8M0 scale per 32 elements (MXFP8, Blackwell).
+enum class Fp8Recipe { delayed, current, mxfp8 };
+
 /// What a stack runs. Flags of `dtsim simulate` override each switch.
 struct Software {
   AttentionKernel attention = AttentionKernel::flash;
@@ -73,6 +78,8 @@ struct Software {
   bool bias_dropout_add_fusion = true;
   bool rope_fusion = true;
   bool rmsnorm_fusion = true;
+  /// The scaling recipe of fp8 runs (Megatron-Core --fp8-recipe; delayed is its default).
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   bool operator==(const Software&) const = default;
 };
 
@@ -113,6 +120,7 @@ inline constexpr const char* kDefaultFramework = "megatron-core";
 
 [[nodiscard]] const char* to_string(AttentionKernel k);
 [[nodiscard]] const char* to_string(MainGrads g);
+[[nodiscard]] const char* to_string(Fp8Recipe r);
 
 /// The main-grad type of `sw` for a run in `precision` (fp32, or fp16/bf16 for 16-bit runs).
 [[nodiscard]] Dtype main_grad_dtype(const Software& sw, Dtype precision);

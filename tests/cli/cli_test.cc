@@ -378,3 +378,37 @@ TEST_CASE("cli: an unknown subcommand is named in the error", "[cli]") {
             Contains("expected a subcommand (") && Contains("simulate") && Contains("got \"frobnicate\""));
   check_bad("show frobnicate", Contains("got \"frobnicate\""));
 }
+
+TEST_CASE("cli simulate: Blackwell racks, MoE folding and fp8 recipes", "[cli]") {
+  // DeepSeek-V3 as Megatron-Bridge 25.11 runs it on 256 GB200s (TP 1, PP 4, VP 4, EP 64): the
+  // stack sets expert TP 1, so EP 64 folds over DP 64; each EP group is one rack's 64 GPUs.
+  std::string ds = "simulate --model deepseek-v3 --cluster gb200-nvl72 --gpus 256 --pp 4 --vp 4 --ep 64 --gbs 4096 --seq 4096 "
+                   "--framework nemo-megatron-bridge@25.11 --recompute selective --json";
+  json j = run_json(ds);
+  CHECK(j.at("config").at("etp") == 1);
+  CHECK(j.at("config").at("ep") == 64);
+  CHECK(j.at("step_time_s").get<double>() > 0);
+  // Megatron's default expert TP (= tp) cannot fold EP 32 over 16 ranks x TP 2.
+  check_bad("simulate --model qwen3-235b-a22b --cluster dgx-h100 --gpus 256 --tp 2 --pp 8 --ep 32 --gbs 2048 --seq 4096",
+            Contains("--ep: expected ep*etp (32*2) to divide tp*cp*dp (32"));
+  CHECK(run_json("simulate --model qwen3-235b-a22b --cluster dgx-h100 --gpus 256 --tp 2 --pp 8 --ep 32 --etp 1 --gbs 2048 "
+                 "--seq 4096 --sp --json").at("config").at("etp") == 1);
+  // fp8 recipes: current scaling costs more than delayed (an amax pass per tensor); MXFP8 needs Blackwell.
+  std::string l8 = "simulate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 128 --seq 8192 --precision fp8 --json";
+  double delayed = run_json(l8 + " --fp8-recipe delayed").at("step_time_s").get<double>();
+  double current = run_json(l8 + " --fp8-recipe current").at("step_time_s").get<double>();
+  CHECK(current > delayed);
+  check_bad(l8 + " --fp8-recipe mxfp8", Contains("--fp8-recipe: expected delayed or current on H100"));
+  check_bad(l8 + " --fp8-recipe tensorwise", Contains("--fp8-recipe: expected delayed, current or mxfp8"));
+  CHECK(run_json("simulate --model llama3-8b --cluster dgx-b200 --gpus 8 --gbs 128 --seq 8192 --precision fp8 "
+                 "--fp8-recipe mxfp8 --json").at("config").at("fp8_recipe") == "mxfp8");
+}
+
+TEST_CASE("cli show cluster: an NVL72 rack is one NVLink domain", "[cli]") {
+  auto r = run_dtsim("show cluster gb300-nvl72 --gpus 256");
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Contains("NVLink domain: 72 GPUs (18 nodes of 4 on one NVLink switch fabric); this job: 4 domains of 64 GPUs"));
+  json j = run_json("show cluster gb300-nvl72 --gpus 256 --json");
+  CHECK(j.at("nvlink_domain") == 72);
+  CHECK(j.at("gpus_per_nvlink_domain_used") == 64);
+}

@@ -206,3 +206,33 @@ TEST_CASE("cost::layer_forward: rotary embedding and ring-attention merges are p
   CHECK_THAT(named(cost::layer_backward(cp2, flash, spec::Dtype::bf16), "attn.cp.merge.bwd").bytes.value(),
              WithinRel(2 * merge.bytes.value(), 1e-12));
 }
+
+TEST_CASE("cost::quantize_ops: fp8 recipes' quantization traffic per GEMM operand", "[cost]") {
+  // Llama 3 8B, one micro-batch of 8192 tokens, TP 1: forward quantizes the QKV input (the norm's
+  // output, h = 4096 wide), the projection input (4096), the FC1 input (norm, 4096) and the FC2
+  // input (the activation's output, 14336); backward every output gradient.
+  spec::Model m = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/llama3-8b.json");
+  cost::LayerShape s = cost::layer_shape(m, spec::Parallel{}, 1, 8192);
+  auto bytes = [&](spec::Fp8Recipe r, bool transpose, bool backward) {
+    cost::Fusions f{.fp8_recipe = r, .fp8_transpose = transpose};
+    double b = 0;
+    for (const cost::Op& op : cost::quantize_ops(s, f, backward)) b += op.bytes.value();
+    return b;
+  };
+  double t = 8192;
+  // Delayed scaling on Hopper: fused producers add the transposed copy (1 B), the standalone
+  // projection input a cast + transpose (read 2, write 1 + 1).
+  CHECK(bytes(spec::Fp8Recipe::delayed, true, false) == t * (4096 * 1 + 4096 * 4 + 4096 * 1 + 14336 * 1));
+  // Current scaling adds the amax pass: fused 4 B, standalone 6 B per element.
+  CHECK(bytes(spec::Fp8Recipe::current, true, false) == t * (4096 * 4 + 4096 * 6 + 4096 * 4 + 14336 * 4));
+  // Blackwell needs no transposed copies: delayed fused producers write fp8 directly.
+  CHECK(bytes(spec::Fp8Recipe::delayed, false, false) == t * (4096 * 3));
+  // Backward, current scaling on Hopper: dY of QKV (4096 + 2*1024), proj (4096), FC1 (2*14336),
+  // FC2 (4096), 6 B each.
+  CHECK(bytes(spec::Fp8Recipe::current, true, true) == t * 6 * (6144 + 4096 + 28672 + 4096));
+  // MXFP8: both copies from one read of the 16-bit tensor, one E8M0 scale per 32 elements.
+  CHECK_THAT(bytes(spec::Fp8Recipe::mxfp8, false, false),
+             WithinRel(t * ((4096 + 4096 + 4096) * (4 + 2.0 / 32) + 14336 / 16.0), 1e-12));
+  CHECK(cost::fp8_needs_transpose(spec::load_gpu(std::string(DTSIM_SOURCE_DIR) + "/topologies/gpus/h100-sxm5-80gb.json")));
+  CHECK_FALSE(cost::fp8_needs_transpose(spec::load_gpu(std::string(DTSIM_SOURCE_DIR) + "/topologies/gpus/b200.json")));
+}
