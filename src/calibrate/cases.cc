@@ -5,6 +5,8 @@
 
 #include "calibrate/stats.h"
 #include "core/errors.h"
+#include "cost/compute.h"
+#include "cost/layer_shape.h"
 #include "cost/memory.h"
 #include "engine/analytical.h"
 #include "engine/simulate.h"
@@ -78,6 +80,13 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
   spec::check_job(rc.model, p.cluster, vc.gpus, rc.par, rc.train, namer);
   p.outcome.assumptions = rc.assumptions;
   p.outcome.layout = layout(rc.par, rc.train);
+  if (rc.model.is_moe() && rc.par.ep > 1) {
+    cost::LayerShape sh = cost::layer_shape(rc.model, rc.par, rc.train.micro_batch, rc.train.seq_len);
+    p.outcome.assumptions.push_back("moe routing balanced by force (as the published benchmarks run): the busiest of " +
+                                    std::to_string(rc.par.ep) + " EP ranks gets x" +
+                                    std::to_string(cost::moe_busiest_rank(rc.par.ep, sh.expert_tokens, 0)).substr(0, 5) +
+                                    " the mean tokens");
+  }
   auto mem = cost::estimate_memory(rc.model, p.cluster, rc.par, rc.train, sw.attention);
   p.outcome.peak_gib = to_gib(mem.peak().total());
   p.outcome.fits = mem.fits();

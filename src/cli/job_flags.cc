@@ -86,6 +86,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
   app.add_option("--tp-comm-overlap", f.tp_comm_overlap, "on|off: TP collectives pipelined with GEMMs");
   app.add_option("--overlap-grad-reduce", f.overlap_grad_reduce, "on|off: DP buckets overlap the last backward");
   app.add_option("--overlap-param-gather", f.overlap_param_gather, "on|off: ZeRO param all-gather overlaps forward");
+  app.add_option("--moe-imbalance", f.moe_imbalance,
+                 "MoE routing skew: the busiest EP rank gets (1 + X) x its balanced share (default 0: routing "
+                 "balanced by force, as published benchmarks run)")
+      ->check(CLI::Range(0.0, 10.0));
   app.add_option("--fp8-recipe", f.fp8_recipe,
                  "delayed|current|mxfp8: how fp8 runs scale GEMM operands (default: the stack's; mxfp8 needs Blackwell)");
   app.add_option("--overlap-p2p-comm", f.overlap_p2p_comm,
@@ -168,6 +172,7 @@ Job resolve_job(const JobFlags& f) {
   j.auto_recompute = j.train.recompute == spec::Recompute::automatic;
   if (j.auto_recompute) j.train.recompute = spec::Recompute::none;
   j.train.precision = parse_dtype("--precision", f.precision, true);
+  j.train.moe_imbalance = f.moe_imbalance;
   // Gradient type: the flag, else the software stack's main grads for this precision.
   j.train.grad_dtype = !f.grad_dtype.empty() ? parse_dtype("--grad-dtype", f.grad_dtype, false)
                        : spec::main_grad_dtype(j.software, j.train.precision);

@@ -28,6 +28,7 @@ struct JobFlags {
   std::string recompute = "none", precision = "bf16", grad_dtype, optimizer = "adam";
   std::string attention, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, overlap_p2p_comm, schedule;
   std::string fp8_recipe;
+  double moe_imbalance = 0;
   std::vector<std::int64_t> stage_layers;
   double speed_spread = -1;  ///< < 0: the profile's
   std::string residuals;     ///< dtsim-residuals/1 file; empty: calibration/residuals.json of the data dir

@@ -187,6 +187,12 @@ double gemm_efficiency(const spec::ComputeCalibration& cal, Dtype d, double m, d
   return c->at(m * n, k, epilogue);
 }
 
+double moe_busiest_rank(std::int64_t ep, double mean_slots, double skew) {
+  if (ep <= 1 || mean_slots <= 0) return 1 + skew;
+  double e = static_cast<double>(ep);
+  return (1 + expected_max_normal(ep) * std::sqrt((1 - 1 / e) / mean_slots)) * (1 + skew);
+}
+
 double expected_max_normal(std::int64_t n) {
   if (n <= 1) return 0;
   double nd = static_cast<double>(n);

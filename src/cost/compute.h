@@ -84,6 +84,14 @@ struct ComputeContext {
   double pace = 1;  ///< multiplies every kernel's time: the job's slowest GPU (slowest_gpu_pace)
 };
 
+/// MoE: the busiest of `ep` expert-parallel ranks' tokens over the mean when each of its
+/// `mean_slots` routed token-slots per micro-batch picks an expert uniformly (force-balanced
+/// routing: random logits, Megatron-Core moe_router_force_load_balancing): a rank's count is
+/// Binomial(ep x mean_slots, 1/ep), the busiest mean + sd x E[max of ep normals], so
+/// 1 + expected_max_normal(ep) x sqrt((1 - 1/ep) / mean_slots); times (1 + `skew`) for routing a
+/// trained router leaves uneven. Every rank waits for the busiest at the combine all-to-all.
+[[nodiscard]] double moe_busiest_rank(std::int64_t ep, double mean_slots, double skew);
+
 /// Expected maximum of n independent standard normal variables, by Blom's (1958) order-statistic
 /// approximation Phi^-1((n - 3/8) / (n + 1/4)); 0 for n = 1.
 [[nodiscard]] double expected_max_normal(std::int64_t n);

@@ -126,6 +126,11 @@ nlohmann::json uncertainty_json(const calibrate::Uncertainty& u) {
           {"relaxed", relaxed}, {"reason", u.missing.empty() ? nlohmann::json() : nlohmann::json(u.missing)}};
 }
 
+double moe_busiest_rank_factor(const JobView& job) {
+  cost::LayerShape sh = cost::layer_shape(*job.model, job.par, job.train.micro_batch, job.train.seq_len);
+  return cost::moe_busiest_rank(job.par.ep, sh.expert_tokens, job.train.moe_imbalance);
+}
+
 std::string pace_text(double pace, std::int64_t gpus, double speed_spread, const std::string& profile) {
   return "kernels x" + fixed(pace, 3) + ": the slowest of " + std::to_string(gpus) + " GPUs (speed_spread " +
          fixed(100 * speed_spread, 1) + "% in " + profile + ")";
@@ -143,6 +148,15 @@ std::string memory_report(const JobView& job, const cost::MemoryEstimate& mem, b
   return header(job) + "\n" + memory_table(mem);
 }
 
+std::string moe_routing_text(const JobView& job) {
+  double f = moe_busiest_rank_factor(job);
+  std::string how = job.train.moe_imbalance > 0
+                        ? "skewed (--moe-imbalance " + fixed(job.train.moe_imbalance, 2) + ")"
+                        : "balanced by force, as published MoE benchmarks run it (--moe-imbalance for a skew)";
+  return "routing " + how + ": the busiest of " + std::to_string(job.par.ep) + " EP ranks gets x" + fixed(f, 3) +
+         " the mean tokens";
+}
+
 std::string simulate_report(const JobView& job, const engine::StepResult& r, const cost::MemoryEstimate& mem,
                             const calibrate::Uncertainty& u, bool json) {
   if (json) {
@@ -151,6 +165,9 @@ std::string simulate_report(const JobView& job, const engine::StepResult& r, con
                      {"memory", memory_json(mem)}, {"config", config_json(job)}, {"notes", job.notes},
                      {"critical_stage", r.critical_stage}, {"microbatches", r.microbatches}, {"tasks", r.tasks},
                      {"pace", r.pace}, {"uncertainty", uncertainty_json(u)}};
+    if (job.model->is_moe())
+      j["moe"] = {{"routing", job.train.moe_imbalance > 0 ? "skewed" : "force-balanced"},
+                  {"imbalance", job.train.moe_imbalance}, {"busiest_rank_factor", moe_busiest_rank_factor(job)}};
     for (std::size_t c = 0; c < schedule::kCategories; ++c)
       j["breakdown"][schedule::to_string(static_cast<schedule::Category>(c))] = r.breakdown[c].value();
     return j.dump(2) + "\n";
@@ -162,6 +179,7 @@ std::string simulate_report(const JobView& job, const engine::StepResult& r, con
   out += "  interval " + uncertainty_text(u, r.step_time.value()) + "\n";
   if (r.pace > 1)
     out += "  pace     " + pace_text(r.pace, job.gpus, job.speed_spread, job.calibration) + "\n";
+  if (job.model->is_moe()) out += "  moe      " + moe_routing_text(job) + "\n";
   out += "\n";
   Table t({"breakdown (critical stage " + std::to_string(r.critical_stage) + ")", "seconds", "share"});
   for (std::size_t c = 0; c < schedule::kCategories; ++c)

@@ -31,6 +31,11 @@ struct JobView {
   std::vector<std::string> notes;  ///< assumptions and derived values
 };
 
+/// The busiest expert-parallel rank's tokens over the mean (cost::moe_busiest_rank), and the
+/// line that says which routing is assumed.
+[[nodiscard]] double moe_busiest_rank_factor(const JobView& job);
+[[nodiscard]] std::string moe_routing_text(const JobView& job);
+
 /// "kernels x1.039: the slowest of 128 GPUs (speed_spread 1.5% in dgx-h100)": the pace a job
 /// runs at (engine::StepResult::pace) and where it comes from.
 [[nodiscard]] std::string pace_text(double pace, std::int64_t gpus, double speed_spread, const std::string& profile);

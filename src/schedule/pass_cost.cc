@@ -183,6 +183,8 @@ void accumulate(PassCost& a, const PassCost& b, double k) {
 
 LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train.micro_batch, s.train.seq_len);
+  // The experts' work and traffic are those of the busiest expert-parallel rank.
+  sh.expert_tokens *= cost::moe_busiest_rank(s.par.ep, sh.expert_tokens, s.train.moe_imbalance);
   cost::ComputeContext ctx = compute_context(s);
   auto attn = s.software.attention;
   cost::TpOverlapShape overlap = cost::tp_overlap_shape(s.par.tp, s.software.tp_comm_overlap, s.cluster->gpu.sm_count);

@@ -43,6 +43,10 @@ struct Training {
   Dtype precision = Dtype::bf16;       ///< fp16, bf16 or fp8 (GEMM inputs)
   Dtype grad_dtype = Dtype::fp32;      ///< Megatron keeps fp32 main grads; ZeRO paper: fp16
   Optimizer optimizer = Optimizer::adam;
+  /// MoE routing skew: the busiest expert-parallel rank receives (1 + moe_imbalance) x the tokens
+  /// chance alone gives it. 0: routing balanced by force, as published benchmarks run
+  /// (Megatron-Core moe_router_force_load_balancing), leaving only the binomial spread.
+  double moe_imbalance = 0;
   bool operator==(const Training&) const = default;
 };
 

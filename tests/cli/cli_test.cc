@@ -388,6 +388,13 @@ TEST_CASE("cli simulate: Blackwell racks, MoE folding and fp8 recipes", "[cli]")
   CHECK(j.at("config").at("etp") == 1);
   CHECK(j.at("config").at("ep") == 64);
   CHECK(j.at("step_time_s").get<double>() > 0);
+  // Routing balanced by force unless --moe-imbalance says how skewed; the output says which.
+  CHECK(j.at("moe").at("routing") == "force-balanced");
+  CHECK(j.at("moe").at("busiest_rank_factor").get<double>() > 1.0);
+  json skewed = run_json(ds + " --moe-imbalance 0.2");
+  CHECK(skewed.at("moe").at("routing") == "skewed");
+  CHECK(skewed.at("step_time_s").get<double>() > j.at("step_time_s").get<double>());
+  check_bad(ds + " --moe-imbalance -1", Contains("--moe-imbalance"));
   // Megatron's default expert TP (= tp) cannot fold EP 32 over 16 ranks x TP 2.
   check_bad("simulate --model qwen3-235b-a22b --cluster dgx-h100 --gpus 256 --tp 2 --pp 8 --ep 32 --gbs 2048 --seq 4096",
             Contains("--ep: expected ep*etp (32*2) to divide tp*cp*dp (32"));

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 #include "cost/compute.h"
 #include "cost/layer_shape.h"
@@ -235,4 +236,16 @@ TEST_CASE("cost::quantize_ops: fp8 recipes' quantization traffic per GEMM operan
              WithinRel(t * ((4096 + 4096 + 4096) * (4 + 2.0 / 32) + 14336 / 16.0), 1e-12));
   CHECK(cost::fp8_needs_transpose(spec::load_gpu(std::string(DTSIM_SOURCE_DIR) + "/topologies/gpus/h100-sxm5-80gb.json")));
   CHECK_FALSE(cost::fp8_needs_transpose(spec::load_gpu(std::string(DTSIM_SOURCE_DIR) + "/topologies/gpus/b200.json")));
+}
+
+TEST_CASE("cost::moe_busiest_rank: binomial spread of force-balanced routing, times a skew", "[cost]") {
+  // 64 EP ranks, 32,768 token-slots each on average: sd = sqrt(64*32768 * (1/64)(63/64)), the
+  // busiest rank at mean + sd * E[max of 64 normals] (Blom: 2.4 sd).
+  double z = cost::expected_max_normal(64);
+  CHECK_THAT(cost::moe_busiest_rank(64, 32768, 0), WithinRel(1 + z * std::sqrt(63.0 / 64 / 32768), 1e-12));
+  CHECK(cost::moe_busiest_rank(64, 32768, 0) < 1.02);
+  CHECK_THAT(cost::moe_busiest_rank(64, 32768, 0.25), WithinRel(1.25 * cost::moe_busiest_rank(64, 32768, 0), 1e-12));
+  CHECK(cost::moe_busiest_rank(1, 32768, 0.1) == 1.1);  // no EP: one rank holds every expert
+  // Fewer tokens per rank spread more.
+  CHECK(cost::moe_busiest_rank(64, 1024, 0) > cost::moe_busiest_rank(64, 32768, 0));
 }
