@@ -31,9 +31,9 @@ struct PlanArgs {
 void parse_fix(const std::string& f, plan::Request& r) {
   auto eq = f.find('=');
   std::string key = f.substr(0, eq), val = eq == std::string::npos ? "" : f.substr(eq + 1);
-  static const char* keys[] = {"tp", "pp", "dp", "cp", "ep", "vp", "mbs", "zero", "sp", "recompute"};
+  static const char* keys[] = {"tp", "pp", "dp", "cp", "ep", "etp", "vp", "mbs", "zero", "sp", "recompute"};
   if (eq == std::string::npos || std::find(std::begin(keys), std::end(keys), key) == std::end(keys))
-    throw SpecError("--fix", "expected KEY=VALUE with KEY one of tp, pp, dp, cp, ep, vp, mbs, zero, sp, recompute, got \"" + f + "\"");
+    throw SpecError("--fix", "expected KEY=VALUE with KEY one of tp, pp, dp, cp, ep, etp, vp, mbs, zero, sp, recompute, got \"" + f + "\"");
   if (key == "recompute") {
     const char* names[] = {"none", "selective", "full"};
     auto it = std::find(std::begin(names), std::end(names), val);

@@ -14,7 +14,7 @@ namespace {
 
 auto order_key(const Candidate& c) {
   const spec::Parallel& p = c.par;
-  return std::make_tuple(p.tp, p.pp, p.dp, p.cp, p.ep, p.vp, c.train.micro_batch, p.zero_stage,
+  return std::make_tuple(p.tp, p.pp, p.dp, p.cp, p.ep, p.expert_tp(), p.vp, c.train.micro_batch, p.zero_stage,
                          static_cast<int>(c.train.recompute), p.sequence_parallel);
 }
 

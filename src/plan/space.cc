@@ -59,7 +59,7 @@ class Enumerator {
   Space run();
 
  private:
-  void layout(std::int64_t tp, std::int64_t pp, std::int64_t cp, std::int64_t ep);
+  void layout(std::int64_t tp, std::int64_t pp, std::int64_t cp, std::int64_t ep, std::int64_t etp);
   void training(const spec::Parallel& par);
   void count(const std::string& reason) { ++space_.pruned[reason]; }
 
@@ -101,17 +101,29 @@ void Enumerator::training(const spec::Parallel& base) {
   }
 }
 
-void Enumerator::layout(std::int64_t tp, std::int64_t pp, std::int64_t cp, std::int64_t ep) {
+void Enumerator::layout(std::int64_t tp, std::int64_t pp, std::int64_t cp, std::int64_t ep, std::int64_t etp) {
   std::int64_t dp = r_.gpus / (tp * pp * cp);
   if (!allowed(r_, "dp", dp)) { count("filtered"); return; }
   for (std::int64_t vp : vp_values(r_, pp)) {
     if (!allowed(r_, "vp", vp)) { count("filtered"); continue; }
-    training(spec::Parallel{.tp = tp, .pp = pp, .dp = dp, .cp = cp, .ep = ep, .vp = vp});
+    training(spec::Parallel{.tp = tp, .pp = pp, .dp = dp, .cp = cp, .ep = ep, .etp = etp, .vp = vp});
   }
 }
 
+// Expert TP degrees worth trying: the divisors of tp (Megatron's default etp = tp, and the
+// smaller ones MoE parallel folding allows) that divide the experts' FFN width; 1 for dense models.
+std::vector<std::int64_t> etp_values(const Request& r, std::int64_t tp) {
+  if (!r.model->is_moe()) return {1};
+  std::vector<std::int64_t> out;
+  for (std::int64_t e : divisors(tp))
+    if (r.model->moe_ffn_hidden % e == 0) out.push_back(e);
+  return out;
+}
+
 Space Enumerator::run() {
-  std::int64_t max_tp = r_.max_tp > 0 ? r_.max_tp : r_.cluster->gpus_per_node;
+  // TP stays inside the NVLink domain: a node, or up to 8 GPUs of an NVL72 rack.
+  std::int64_t max_tp = r_.max_tp > 0 ? r_.max_tp
+                                      : std::max(r_.cluster->gpus_per_node, std::min<std::int64_t>(r_.cluster->nvlink_domain, 8));
   for (std::int64_t tp : divisors(r_.gpus)) {
     if (tp > max_tp) { count("filtered: tp > --max-tp"); continue; }
     if (!allowed(r_, "tp", tp)) { count("filtered"); continue; }
@@ -122,9 +134,13 @@ Space Enumerator::run() {
         if (!allowed(r_, "cp", cp)) { count("filtered"); continue; }
         std::int64_t dp = r_.gpus / (tp * pp * cp);
         for (std::int64_t ep : r_.model->is_moe() ? divisors(r_.model->moe_experts) : std::vector<std::int64_t>{1}) {
-          if ((dp * cp) % ep != 0) { count("invalid: --ep"); continue; }
           if (!allowed(r_, "ep", ep)) { count("filtered"); continue; }
-          layout(tp, pp, cp, ep);
+          for (std::int64_t etp : etp_values(r_, tp)) {
+            // MoE parallel folding: the experts' etp x ep tiles each stage's tp x cp x dp ranks.
+            if ((tp * cp * dp) % (ep * etp) != 0) { count("invalid: --ep"); continue; }
+            if (!allowed(r_, "etp", etp)) { count("filtered"); continue; }
+            layout(tp, pp, cp, ep, etp);
+          }
         }
       }
     }

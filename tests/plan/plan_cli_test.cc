@@ -52,7 +52,7 @@ TEST_CASE("cli plan: bad flags exit 2 naming the flag", "[plan]") {
   auto r = run_dtsim("plan --model llama3-8b --cluster dgx-h100 --gpus 16 --gbs 32 --fix tp:2");
   CHECK(r.status == 2);
   CHECK(r.out.empty());
-  CHECK_THAT(r.err, StartsWith("dtsim: --fix: expected KEY=VALUE with KEY one of tp, pp, dp, cp, ep, vp, mbs, zero, sp, recompute, got \"tp:2\""));
+  CHECK_THAT(r.err, StartsWith("dtsim: --fix: expected KEY=VALUE with KEY one of tp, pp, dp, cp, ep, etp, vp, mbs, zero, sp, recompute, got \"tp:2\""));
   r = run_dtsim("plan --model llama3-8b --cluster dgx-h100 --gpus 16 --gbs 32 --objective cost");
   CHECK(r.status == 2);
   CHECK_THAT(r.err, StartsWith("dtsim: --price-per-gpu-hour: expected a price > 0 for --objective cost, got none"));

@@ -130,3 +130,24 @@ TEST_CASE("plan::plan: the ranking is identical across thread counts", "[plan]")
     CHECK(one.ranked[i].objective == two.ranked[i].objective);
   }
 }
+
+TEST_CASE("plan::enumerate: MoE models search expert parallelism and expert TP (folded)", "[plan]") {
+  // Qwen3-235B-A22B on 256 H100s at TP 2, PP 8 (Megatron-Bridge 25.11's layout): EP 32 folds over
+  // the 32 ranks of a stage only with expert TP 1, so the space must hold (ep 32, etp 1) and no
+  // (ep 32, etp 2); every candidate satisfies ep*etp | tp*cp*dp.
+  Fixture f = load("qwen3-235b-a22b", "dgx-h100");
+  plan::Request r{&f.model, &f.cluster, &f.cal, spec::load_stack("nemo-megatron-bridge").software, 256, 2048, 4096};
+  r.fixed = {{"tp", 2}, {"pp", 8}, {"vp", 1}, {"mbs", 1}, {"zero", 1}, {"sp", 1}};
+  plan::Space s = plan::enumerate(r);
+  bool folded = false;
+  for (const auto& c : s.candidates) {
+    const spec::Parallel& p = c.par;
+    CHECK((p.tp * p.cp * p.dp) % (p.ep * p.expert_tp()) == 0);
+    CHECK(p.expert_tp() <= p.tp);
+    if (p.ep == 32 && p.expert_tp() == 1) folded = true;
+    CHECK_FALSE((p.ep == 32 && p.expert_tp() == 2));
+  }
+  CHECK(folded);
+  r.fixed["etp"] = 2;
+  for (const auto& c : plan::enumerate(r).candidates) CHECK(c.par.expert_tp() == 2);
+}
