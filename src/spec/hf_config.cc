@@ -91,6 +91,69 @@ Model read_gpt_neox(ObjectReader& r) {
   return m;
 }
 
+// DeepSeek-V3 (configuration_deepseek_v3.py) and Kimi K2 (its DeepseekV3 architecture, model_type
+// "kimi_k2"): MLA attention, first_k_dense_replace dense layers, then routed experts with
+// n_shared_experts shared ones of moe_intermediate_size each, num_nextn_predict_layers MTP modules.
+Model read_deepseek_v3(ObjectReader& r) {
+  Model m;
+  m.layers = r.integer("num_hidden_layers", 1, 100000);
+  m.hidden = r.integer("hidden_size", 1, kMax);
+  m.heads = r.integer("num_attention_heads", 1, kMax);
+  m.kv_heads = r.optional_integer("num_key_value_heads", 1, kMax).value_or(m.heads);
+  m.ffn_hidden = r.integer("intermediate_size", 1, kMax);
+  m.activation = gated_activation(r, "hidden_act");
+  m.vocab = r.integer("vocab_size", 1, kMax);
+  m.position_embedding = PositionEmbedding::rotary;
+  m.max_position = r.optional_integer("max_position_embeddings", 1, kMax).value_or(0);
+  m.tied_embeddings = r.optional_boolean("tie_word_embeddings").value_or(false);
+  m.norm = Norm::rmsnorm;
+  m.linear_bias = r.optional_boolean("attention_bias").value_or(false) ? LinearBias::qkv : LinearBias::none;
+  m.mla.q_lora_rank = r.optional_integer("q_lora_rank", 1, kMax).value_or(0);  // null: a direct q projection
+  m.mla.kv_lora_rank = r.integer("kv_lora_rank", 1, kMax);
+  m.mla.qk_nope_head_dim = r.integer("qk_nope_head_dim", 1, kMax);
+  m.mla.qk_rope_head_dim = r.integer("qk_rope_head_dim", 1, kMax);
+  m.mla.v_head_dim = r.integer("v_head_dim", 1, kMax);
+  m.head_dim = m.mla.v_head_dim;
+  m.moe_experts = r.integer("n_routed_experts", 2, 1 << 16);
+  m.moe_topk = r.integer("num_experts_per_tok", 1, 1 << 16);
+  m.moe_ffn_hidden = r.integer("moe_intermediate_size", 1, kMax);
+  m.moe_shared_ffn_hidden = r.optional_integer("n_shared_experts", 0, 1 << 16).value_or(0) * m.moe_ffn_hidden;
+  m.moe_dense_layers = r.optional_integer("first_k_dense_replace", 0, m.layers - 1).value_or(0);
+  m.mtp_layers = r.optional_integer("num_nextn_predict_layers", 0, 64).value_or(0);
+  return m;
+}
+
+// gpt-oss (configuration_gpt_oss.py): every layer MoE, experts of intermediate_size with biases
+// (attention_bias), sliding-window and full attention per layer_types.
+Model read_gpt_oss(ObjectReader& r) {
+  Model m;
+  m.layers = r.integer("num_hidden_layers", 1, 100000);
+  m.hidden = r.integer("hidden_size", 1, kMax);
+  m.heads = r.integer("num_attention_heads", 1, kMax);
+  m.kv_heads = r.optional_integer("num_key_value_heads", 1, kMax).value_or(m.heads);
+  m.head_dim = r.optional_integer("head_dim", 1, kMax).value_or(0);
+  m.ffn_hidden = r.integer("intermediate_size", 1, kMax);
+  m.activation = Activation::swiglu;  // clamped SwiGLU (modeling_gpt_oss.py GptOssExperts)
+  m.vocab = r.integer("vocab_size", 1, kMax);
+  m.position_embedding = PositionEmbedding::rotary;
+  m.max_position = r.optional_integer("max_position_embeddings", 1, kMax).value_or(0);
+  m.tied_embeddings = r.optional_boolean("tie_word_embeddings").value_or(false);
+  m.norm = Norm::rmsnorm;
+  m.linear_bias = r.optional_boolean("attention_bias").value_or(true) ? LinearBias::all : LinearBias::none;
+  m.moe_experts = r.integer("num_local_experts", 2, 1 << 16);
+  m.moe_topk = r.optional_integer("num_experts_per_tok", 1, 1 << 16).value_or(4);
+  m.moe_ffn_hidden = m.ffn_hidden;
+  m.sliding_window = r.optional_integer("sliding_window", 1, kMax).value_or(0);
+  if (m.sliding_window > 0 && r.has("layer_types")) {
+    const nlohmann::json& types = r.array("layer_types");
+    std::int64_t full = 0;
+    for (const nlohmann::json& t : types) full += t.is_string() && t.get<std::string>() == "full_attention" ? 1 : 0;
+    // Full-attention layers evenly spread among windowed ones: one every layers/full.
+    if (full > 0) m.sliding_window_full_every = static_cast<std::int64_t>(types.size()) / full;
+  }
+  return m;
+}
+
 std::string model_type(ObjectReader& r) {
   if (auto t = r.optional_string("model_type")) return *t;
   const nlohmann::json& arch = r.array("architectures");
@@ -100,6 +163,9 @@ std::string model_type(ObjectReader& r) {
   if (a.rfind("Mistral", 0) == 0) return "mistral";
   if (a.rfind("GPT2", 0) == 0) return "gpt2";
   if (a.rfind("GPTNeoX", 0) == 0) return "gpt_neox";
+  if (a.rfind("DeepseekV3", 0) == 0) return "deepseek_v3";
+  if (a.rfind("GptOss", 0) == 0) return "gpt_oss";
+  if (a.rfind("Qwen3Moe", 0) == 0) return "qwen3_moe";
   r.fail("model_type", "missing required key (architectures[0] " + describe(arch.empty() ? nlohmann::json() : arch[0]) +
                            " is not a known family)");
 }
@@ -112,13 +178,18 @@ Model read_hf_config(ObjectReader& r) {
   if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" || type == "qwen2_moe" ||
       type == "qwen3" || type == "qwen3_moe") {
     m = read_llama_like(r, type);
+  } else if (type == "deepseek_v3" || type == "kimi_k2") {
+    m = read_deepseek_v3(r);
+  } else if (type == "gpt_oss") {
+    m = read_gpt_oss(r);
   } else if (type == "gpt2") {
     m = read_gpt2(r);
   } else if (type == "gpt_neox") {
     m = read_gpt_neox(r);
   } else {
     r.fail("model_type",
-           "expected one of llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gpt2, gpt_neox, got \"" +
+           "expected one of llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v3, kimi_k2, gpt_oss, "
+           "gpt2, gpt_neox, got \"" +
                type + "\"");
   }
   auto name = r.optional_string("_name_or_path");

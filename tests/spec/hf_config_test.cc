@@ -146,7 +146,7 @@ TEST_CASE("spec::parse_model: family from architectures when model_type is absen
 TEST_CASE("spec::parse_model: Hugging Face error texts name the file and pointer", "[spec]") {
   CHECK_THROWS_WITH(parse_model(R"({"model_type": "t5", "num_layers": 6, "d_model": 512})", "config.json"),
                     Equals("config.json:/model_type: expected one of llama, mistral, mixtral, qwen2, qwen2_moe, "
-                           "qwen3, qwen3_moe, gpt2, gpt_neox, got \"t5\""));
+                           "qwen3, qwen3_moe, deepseek_v3, kimi_k2, gpt_oss, gpt2, gpt_neox, got \"t5\""));
   CHECK_THROWS_WITH(parse_model(llama("", "num_hidden_layers"), "config.json"),
                     Equals("config.json:/num_hidden_layers: missing required key"));
   std::string wrong = llama("", "hidden_size");
@@ -185,4 +185,28 @@ TEST_CASE("spec::parse_model: cross-field errors point at the config's own key",
   moe.insert(1, R"("model_type": "mixtral",)");
   CHECK_THROWS_WITH(parse_model(moe, "config.json"),
                     Equals("config.json:/num_experts_per_tok: expected at most moe_experts (8), got 9"));
+}
+
+TEST_CASE("spec::load_model: MoE configs (DeepSeek-V3, Kimi K2, gpt-oss, Qwen3-MoE) give the presets' models", "[spec]") {
+  // Each config reads to the architecture of its preset in models/ (which cites the same keys):
+  // same layers, MLA, dense leading layers, MTP, experts, windows; hence the same parameters.
+  for (auto [config, preset] : {std::pair{"deepseek-v3", "deepseek-v3"}, std::pair{"kimi-k2", "kimi-k2"},
+                                std::pair{"gpt-oss-120b", "gpt-oss-120b"}, std::pair{"qwen3-30b-a3b", "qwen3-30b-a3b"}}) {
+    INFO(config);
+    dtsim::spec::Model hf = load_model(fixture(config));
+    dtsim::spec::Model p = load_model(dtsim::test::source_path(std::string("models/") + preset + ".json"));
+    CHECK(hf.layers == p.layers);
+    CHECK(hf.mla == p.mla);
+    CHECK(hf.moe_experts == p.moe_experts);
+    CHECK(hf.moe_topk == p.moe_topk);
+    CHECK(hf.moe_ffn_hidden == p.moe_ffn_hidden);
+    CHECK(hf.moe_shared_ffn_hidden == p.moe_shared_ffn_hidden);
+    CHECK(hf.moe_dense_layers == p.moe_dense_layers);
+    CHECK(hf.mtp_layers == p.mtp_layers);
+    CHECK(hf.sliding_window == p.sliding_window);
+    CHECK(hf.sliding_window_full_every == p.sliding_window_full_every);
+    CHECK(hf.qk_norm == p.qk_norm);
+    CHECK_THAT(dtsim::cost::count_params(hf).total(hf.layers),
+               WithinRel(dtsim::cost::count_params(p).total(p.layers), 1e-12));
+  }
 }
