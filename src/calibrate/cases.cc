@@ -70,6 +70,8 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
                                                                     " (the " + p.cluster.name + " preset), got " +
                                                                     std::to_string(vc.gpus_per_node));
   p.calibration = profile ? *profile : spec::load_calibration(p.cluster.calibration, file + ":" + vc.pointer + "/cluster");
+  if (rc.moe_dispatcher) p.stack.software.moe_dispatcher = *rc.moe_dispatcher;
+  if (rc.moe_a2a_overlap) p.stack.software.moe_a2a_overlap = *rc.moe_a2a_overlap;
   const spec::Software& sw = p.stack.software;
   rc.train.grad_dtype = spec::main_grad_dtype(sw, rc.train.precision);
   if (rc.auto_recompute) pick_recompute(rc, p.cluster, sw.attention);
@@ -80,7 +82,11 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
   spec::check_job(rc.model, p.cluster, vc.gpus, rc.par, rc.train, namer);
   p.outcome.assumptions = rc.assumptions;
   p.outcome.layout = layout(rc.par, rc.train);
-  if (rc.model.is_moe() && rc.par.ep > 1) {
+  if (rc.model.is_moe() && rc.train.moe_capacity_factor > 0) {
+    p.outcome.assumptions.push_back("moe token drop: every expert computes " +
+                                    std::to_string(rc.train.moe_capacity_factor).substr(0, 4) +
+                                    " x its balanced share (padded or dropped to capacity)");
+  } else if (rc.model.is_moe() && rc.par.ep > 1) {
     cost::LayerShape sh = cost::layer_shape(rc.model, rc.par, rc.train.micro_batch, rc.train.seq_len);
     p.outcome.assumptions.push_back("moe routing balanced by force (as the published benchmarks run): the busiest of " +
                                     std::to_string(rc.par.ep) + " EP ranks gets x" +

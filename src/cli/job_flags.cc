@@ -90,6 +90,15 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
                  "MoE routing skew: the busiest EP rank gets (1 + X) x its balanced share (default 0: routing "
                  "balanced by force, as published benchmarks run)")
       ->check(CLI::Range(0.0, 10.0));
+  app.add_option("--moe-capacity-factor", f.moe_capacity_factor,
+                 "Token-drop MoE: every expert computes this multiple of its balanced share, padded or dropped "
+                 "(default 0: dropless)")
+      ->check(CLI::Range(0.0, 64.0));
+  app.add_option("--moe-dispatcher", f.moe_dispatcher,
+                 "alltoall|allgather|flex: how MoE tokens reach their experts (flex: DeepEP/HybridEP, one copy per "
+                 "destination node; default: the stack's)");
+  app.add_option("--moe-a2a-overlap", f.moe_a2a_overlap,
+                 "on|off: expert-parallel dispatch/combine overlapped with another micro-batch's compute");
   app.add_option("--fp8-recipe", f.fp8_recipe,
                  "delayed|current|mxfp8: how fp8 runs scale GEMM operands (default: the stack's; mxfp8 needs Blackwell)");
   app.add_option("--overlap-p2p-comm", f.overlap_p2p_comm,
@@ -128,6 +137,16 @@ spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
   s.overlap_grad_reduce = on_off("--overlap-grad-reduce", f.overlap_grad_reduce, d.overlap_grad_reduce);
   s.overlap_param_gather = on_off("--overlap-param-gather", f.overlap_param_gather, d.overlap_param_gather);
   s.overlap_p2p_comm = on_off("--overlap-p2p-comm", f.overlap_p2p_comm, d.overlap_p2p_comm);
+  s.moe_a2a_overlap = on_off("--moe-a2a-overlap", f.moe_a2a_overlap, d.moe_a2a_overlap);
+  if (!f.moe_dispatcher.empty()) {
+    const spec::MoeDispatcher all[] = {spec::MoeDispatcher::alltoall, spec::MoeDispatcher::allgather,
+                                       spec::MoeDispatcher::flex};
+    auto it = std::find_if(std::begin(all), std::end(all),
+                           [&](spec::MoeDispatcher x) { return f.moe_dispatcher == spec::to_string(x); });
+    if (it == std::end(all))
+      throw SpecError("--moe-dispatcher", "expected alltoall, allgather or flex, got \"" + f.moe_dispatcher + "\"");
+    s.moe_dispatcher = *it;
+  }
   if (!f.fp8_recipe.empty()) {
     const spec::Fp8Recipe all[] = {spec::Fp8Recipe::delayed, spec::Fp8Recipe::current, spec::Fp8Recipe::mxfp8};
     auto it = std::find_if(std::begin(all), std::end(all), [&](spec::Fp8Recipe r) { return f.fp8_recipe == spec::to_string(r); });
@@ -173,6 +192,7 @@ Job resolve_job(const JobFlags& f) {
   if (j.auto_recompute) j.train.recompute = spec::Recompute::none;
   j.train.precision = parse_dtype("--precision", f.precision, true);
   j.train.moe_imbalance = f.moe_imbalance;
+  j.train.moe_capacity_factor = f.moe_capacity_factor;
   // Gradient type: the flag, else the software stack's main grads for this precision.
   j.train.grad_dtype = !f.grad_dtype.empty() ? parse_dtype("--grad-dtype", f.grad_dtype, false)
                        : spec::main_grad_dtype(j.software, j.train.precision);

@@ -28,7 +28,8 @@ struct JobFlags {
   std::string recompute = "none", precision = "bf16", grad_dtype, optimizer = "adam";
   std::string attention, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, overlap_p2p_comm, schedule;
   std::string fp8_recipe;
-  double moe_imbalance = 0;
+  double moe_imbalance = 0, moe_capacity_factor = 0;
+  std::string moe_dispatcher, moe_a2a_overlap;
   std::vector<std::int64_t> stage_layers;
   double speed_spread = -1;  ///< < 0: the profile's
   std::string residuals;     ///< dtsim-residuals/1 file; empty: calibration/residuals.json of the data dir

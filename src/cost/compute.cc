@@ -22,7 +22,9 @@ Op gemm(std::string name, double m, double n, double k, double batch, double ele
 // Backward of Y[m,n] = X[m,k] W[k,n]: dX = dY W^T (m x k, reduce n), dW = X^T dY (k x n, reduce m).
 void gemm_backward(std::vector<Op>& out, const Op& f) {
   out.push_back(gemm(f.name + ".dgrad", f.m, f.k, f.n, f.batch, f.elem_bytes));
+  out.back().kernels = f.kernels;
   out.push_back(gemm(f.name + ".wgrad", f.k, f.n, f.m, f.batch, f.elem_bytes));
+  out.back().kernels = f.kernels;
 }
 
 Op memory(std::string name, double elements, double bytes_per_element, double kernels = 1) {
@@ -115,8 +117,12 @@ std::vector<Op> layer_gemms(const LayerShape& s, Dtype precision) {
   if (s.experts_local > 0) {
     g.push_back(gemm("moe.router", t, s.experts, s.hidden, 1, kAct));
     double per_expert = s.expert_tokens / s.experts_local * 1.0;
+    // Transformer Engine's GroupedLinear (Megatron-Core moe_grouped_gemm) runs one cuBLAS GEMM per
+    // local expert (general_grouped_gemm: a loop over multi-stream cuBLAS calls): one kernel each.
     g.push_back(gemm("moe.fc1", per_expert, s.expert_ffn * s.gate, s.hidden, s.experts_local, e));
+    g.back().kernels = s.experts_local;
     g.push_back(gemm("moe.fc2", per_expert, s.hidden, s.expert_ffn, s.experts_local, e));
+    g.back().kernels = s.experts_local;
     if (s.shared_ffn > 0) {
       g.push_back(gemm("moe.shared.fc1", t, s.shared_ffn * s.gate, s.hidden, 1, e));
       g.push_back(gemm("moe.shared.fc2", t, s.hidden, s.shared_ffn, 1, e));

@@ -149,12 +149,17 @@ std::string memory_report(const JobView& job, const cost::MemoryEstimate& mem, b
 }
 
 std::string moe_routing_text(const JobView& job) {
+  std::string how_sent = std::string(", dispatcher ") + spec::to_string(job.software.moe_dispatcher) +
+                         (job.software.moe_a2a_overlap ? " (overlapped)" : "");
+  if (job.train.moe_capacity_factor > 0)
+    return "token drop: every expert computes " + fixed(job.train.moe_capacity_factor, 2) +
+           " x its balanced share (padded or dropped)" + how_sent;
   double f = moe_busiest_rank_factor(job);
   std::string how = job.train.moe_imbalance > 0
                         ? "skewed (--moe-imbalance " + fixed(job.train.moe_imbalance, 2) + ")"
                         : "balanced by force, as published MoE benchmarks run it (--moe-imbalance for a skew)";
   return "routing " + how + ": the busiest of " + std::to_string(job.par.ep) + " EP ranks gets x" + fixed(f, 3) +
-         " the mean tokens";
+         " the mean tokens" + how_sent;
 }
 
 std::string simulate_report(const JobView& job, const engine::StepResult& r, const cost::MemoryEstimate& mem,
@@ -166,8 +171,14 @@ std::string simulate_report(const JobView& job, const engine::StepResult& r, con
                      {"critical_stage", r.critical_stage}, {"microbatches", r.microbatches}, {"tasks", r.tasks},
                      {"pace", r.pace}, {"uncertainty", uncertainty_json(u)}};
     if (job.model->is_moe())
-      j["moe"] = {{"routing", job.train.moe_imbalance > 0 ? "skewed" : "force-balanced"},
-                  {"imbalance", job.train.moe_imbalance}, {"busiest_rank_factor", moe_busiest_rank_factor(job)}};
+      j["moe"] = {{"routing", job.train.moe_capacity_factor > 0 ? "token-drop"
+                              : job.train.moe_imbalance > 0   ? "skewed"
+                                                              : "force-balanced"},
+                  {"imbalance", job.train.moe_imbalance}, {"capacity_factor", job.train.moe_capacity_factor},
+                  {"busiest_rank_factor", job.train.moe_capacity_factor > 0 ? job.train.moe_capacity_factor
+                                                                            : moe_busiest_rank_factor(job)},
+                  {"dispatcher", spec::to_string(job.software.moe_dispatcher)},
+                  {"a2a_overlap", job.software.moe_a2a_overlap}};
     for (std::size_t c = 0; c < schedule::kCategories; ++c)
       j["breakdown"][schedule::to_string(static_cast<schedule::Category>(c))] = r.breakdown[c].value();
     return j.dump(2) + "\n";

@@ -5,6 +5,7 @@
 #include "cost/compute.h"
 #include "cost/layer_shape.h"
 #include "cost/memory.h"
+#include "topology/placement.h"
 
 namespace dtsim::schedule {
 namespace {
@@ -92,12 +93,47 @@ void add_cp(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
   add(p, Category::cp_comm, std::max(Seconds{0}, comm - attn));
 }
 
-// Expert parallelism: all-to-all dispatch and combine of the routed tokens (b*s/cp*topk x h,
-// 16 bits) per MoE layer and direction (Lepikhin et al. 2020, GShard sec. 2.2).
-void add_ep(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh) {
+// Expert parallelism: dispatch and combine of the routed tokens per MoE layer and direction, as
+// the stack's dispatcher moves them (Megatron-Core token_dispatcher.py):
+// - alltoall: every routed copy (b*s/cp*topk rows of h, 16 bits) all-to-all, both ways (GShard
+//   sec. 2.2);
+// - allgather: every rank's tokens all-gathered over the EP group, the outputs reduce-scattered;
+// - flex (DeepEP, HybridEP): a token crosses to each node holding one of its experts once
+//   (DeepSeek-V3 sec. 3.2.2: dispatch over InfiniBand to nodes, then NVLink forwarding), so the
+//   bytes shrink to the expected number of distinct destination nodes; inside one NVLink domain it
+//   is the all-to-all. Uniform routing: a node's E/N experts all miss a token's top-k with
+//   probability C(E - E/N, k) / C(E, k).
+// With moe_a2a_overlap the traffic runs under another micro-batch's compute; what exceeds it shows.
+void add_ep(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh, Seconds compute) {
   if (!s.model->is_moe() || s.par.ep == 1) return;
-  Bytes routed = bytes(sh.expert_tokens * sh.hidden * 2.0);
-  add(p, Category::ep_comm, net.time({Comm::Op::all_to_all, Group::ep, routed}) * 2.0);
+  Seconds comm{0};
+  double routed = sh.expert_tokens * sh.hidden * 2.0;
+  switch (s.software.moe_dispatcher) {
+    case spec::MoeDispatcher::alltoall:
+      comm = net.time({Comm::Op::all_to_all, Group::ep, bytes(routed)}) * 2.0;
+      break;
+    case spec::MoeDispatcher::allgather: {
+      double local = sh.tokens / sh.tp * sh.hidden * 2.0 * static_cast<double>(s.par.ep);
+      comm = net.time({Comm::Op::all_gather, Group::ep, bytes(local)}) +
+             net.time({Comm::Op::reduce_scatter, Group::ep, bytes(local)});
+      break;
+    }
+    case spec::MoeDispatcher::flex: {
+      topology::GroupShape g = topology::group_shape(*s.cluster, s.par, topology::GroupKind::ep);
+      double nodes = static_cast<double>(g.nodes), k = static_cast<double>(s.model->moe_topk);
+      double experts = static_cast<double>(s.model->moe_experts), per_node = experts / std::max(nodes, 1.0);
+      double miss = 1;  // C(E - E/N, k) / C(E, k)
+      for (double i = 0; i < k; ++i) miss *= (experts - per_node - i) / (experts - i);
+      double share = g.nodes > 1 ? nodes * (1 - std::max(miss, 0.0)) / k : 1.0;
+      comm = net.time({Comm::Op::all_to_all, Group::ep, bytes(routed * share)}) * 2.0;
+      break;
+    }
+  }
+  if (s.software.moe_a2a_overlap) {
+    Seconds hidden = std::min(comm, compute);
+    comm = comm - hidden + hidden * s.cal->compute.overlap_slowdown;
+  }
+  add(p, Category::ep_comm, comm);
 }
 
 // The weight matrices of one layer on one rank, in parameters: fused QKV, projection, FC1 (gate
@@ -183,8 +219,11 @@ void accumulate(PassCost& a, const PassCost& b, double k) {
 
 LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train.micro_batch, s.train.seq_len);
-  // The experts' work and traffic are those of the busiest expert-parallel rank.
-  sh.expert_tokens *= cost::moe_busiest_rank(s.par.ep, sh.expert_tokens, s.train.moe_imbalance);
+  // The experts' work and traffic are those of the busiest expert-parallel rank, or of the
+  // capacity every expert is padded to in token-drop runs.
+  sh.expert_tokens *= s.train.moe_capacity_factor > 0
+                          ? s.train.moe_capacity_factor
+                          : cost::moe_busiest_rank(s.par.ep, sh.expert_tokens, s.train.moe_imbalance);
   cost::ComputeContext ctx = compute_context(s);
   auto attn = s.software.attention;
   cost::TpOverlapShape overlap = cost::tp_overlap_shape(s.par.tp, s.software.tp_comm_overlap, s.cluster->gpu.sm_count);
@@ -201,7 +240,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   add(lc.forward, Category::compute, fwd_t);
   add_tp(lc.forward, s, net, sh, gemm_time(fwd, ctx), Seconds{0}, false);
   add_cp(lc.forward, s, net, sh, attention_time(fwd, ctx), false);
-  add_ep(lc.forward, s, net, sh);
+  add_ep(lc.forward, s, net, sh, fwd_t);
   double layer_params = cost::local_layer_params(*s.model, s.par).total();  // what ZeRO-3 gathers
   add_zero3(lc.forward, s, net, sh, layer_params, fwd_t, false, ctx);
   lc.forward_flops = total_flops(fwd);
@@ -219,7 +258,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   add_tp(lc.backward, s, net, sh, gemm_time(bwd, ctx), named_time(bwd, {"attn.qkv.wgrad", "mlp.fc1.wgrad"}, ctx),
          true);
   add_cp(lc.backward, s, net, sh, attention_time(bwd, ctx), true);
-  add_ep(lc.backward, s, net, sh);
+  add_ep(lc.backward, s, net, sh, bwd_t);
   add_zero3(lc.backward, s, net, sh, layer_params, bwd_t, true, ctx);
   // A GPT layer's parameter tensors: QKV, projection, FC1, FC2 weights and biases and two norms'
   // weights and biases (12; gated MLPs and bias-free models differ by a few, which costs 2 us each).

@@ -47,6 +47,10 @@ struct Training {
   /// chance alone gives it. 0: routing balanced by force, as published benchmarks run
   /// (Megatron-Core moe_router_force_load_balancing), leaving only the binomial spread.
   double moe_imbalance = 0;
+  /// Expert capacity as a multiple of the balanced share (token-drop runs: Megatron-Core
+  /// moe_expert_capacity_factor with moe_pad_expert_input_to_capacity): every expert computes
+  /// exactly that many tokens, padded or dropped. 0: dropless (the busiest rank sets the pace).
+  double moe_capacity_factor = 0;
   bool operator==(const Training&) const = default;
 };
 

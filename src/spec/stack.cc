@@ -50,6 +50,9 @@ Software read_software(ObjectReader r) {
   s.rope_fusion = r.optional_boolean("rope_fusion").value_or(true);
   s.rmsnorm_fusion = r.optional_boolean("rmsnorm_fusion").value_or(true);
   s.fp8_recipe = static_cast<Fp8Recipe>(r.optional_choice("fp8_recipe", {"delayed", "current", "mxfp8"}).value_or(0));
+  s.moe_dispatcher =
+      static_cast<MoeDispatcher>(r.optional_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}).value_or(0));
+  s.moe_a2a_overlap = r.optional_boolean("moe_a2a_overlap").value_or(false);
   r.finish();
   return s;
 }
@@ -109,6 +112,15 @@ const char* to_string(Fp8Recipe r) {
     case Fp8Recipe::delayed: return "delayed";
     case Fp8Recipe::current: return "current";
     case Fp8Recipe::mxfp8: return "mxfp8";
+  }
+  return "?";
+}
+
+const char* to_string(MoeDispatcher d) {
+  switch (d) {
+    case MoeDispatcher::alltoall: return "alltoall";
+    case MoeDispatcher::allgather: return "allgather";
+    case MoeDispatcher::flex: return "flex";
   }
   return "?";
 }

@@ -46,6 +46,11 @@ enum class Zero3Gather {
 /// (current: an amax pass before each cast), or one E8M0 scale per 32 elements (MXFP8, Blackwell).
 enum class Fp8Recipe { delayed, current, mxfp8 };
 
+/// How Megatron-Core's MoE layer moves tokens to their experts (moe_token_dispatcher_type):
+/// all-to-all of the routed copies; all-gather of every rank's tokens and a reduce-scatter back;
+/// or the "flex" dispatcher (DeepEP, HybridEP), which sends a token once per destination node.
+enum class MoeDispatcher { alltoall, allgather, flex };
+
 /// What a stack runs. Flags of `dtsim simulate` override each switch.
 struct Software {
   AttentionKernel attention = AttentionKernel::flash;
@@ -80,6 +85,10 @@ struct Software {
   bool rmsnorm_fusion = true;
   /// The scaling recipe of fp8 runs (Megatron-Core --fp8-recipe; delayed is its default).
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
+  /// Expert-parallel dispatch and combine of one micro-batch overlapped with another's compute
+  /// (Megatron-Core overlap_moe_expert_parallel_comm, Megatron-Bridge moe_a2a_overlap).
+  bool moe_a2a_overlap = false;
   bool operator==(const Software&) const = default;
 };
 
@@ -121,6 +130,7 @@ inline constexpr const char* kDefaultFramework = "megatron-core";
 [[nodiscard]] const char* to_string(AttentionKernel k);
 [[nodiscard]] const char* to_string(MainGrads g);
 [[nodiscard]] const char* to_string(Fp8Recipe r);
+[[nodiscard]] const char* to_string(MoeDispatcher d);
 
 /// The main-grad type of `sw` for a run in `precision` (fp32, or fp16/bf16 for 16-bit runs).
 [[nodiscard]] Dtype main_grad_dtype(const Software& sw, Dtype precision);

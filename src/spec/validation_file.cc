@@ -226,6 +226,10 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
     if (auto p = e.optional_choice("precision", {"fp16", "bf16", "fp8"}))
       f.precision = *p == 0 ? Dtype::fp16 : *p == 1 ? Dtype::bf16 : Dtype::fp8;
     f.vocab = e.optional_integer("vocab", 1, 1 << 30);
+    f.moe_capacity_factor = e.optional_positive("moe_capacity_factor");
+    if (auto d = e.optional_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}))
+      f.moe_dispatcher = static_cast<MoeDispatcher>(*d);
+    f.moe_a2a_overlap = e.optional_boolean("moe_a2a_overlap");
     f.source = e.string("source");
     static_cast<void>(e.optional_string("notes"));
     if (f.source.empty()) e.fail("source", "expected where the recipe says so (repository, path, commit), got \"\"");
@@ -272,6 +276,12 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
       fill(c.precision, facts.precision, "precision", facts.precision ? to_string(*facts.precision) : "", recipes,
            facts, c);
       fill(c.model.vocab, facts.vocab, "vocab", facts.vocab ? std::to_string(*facts.vocab) : "", recipes, facts, c);
+      fill(c.moe_capacity_factor, facts.moe_capacity_factor, "moe_capacity_factor",
+           facts.moe_capacity_factor ? std::to_string(*facts.moe_capacity_factor).substr(0, 4) : "", recipes, facts, c);
+      fill(c.moe_dispatcher, facts.moe_dispatcher, "moe_dispatcher",
+           facts.moe_dispatcher ? to_string(*facts.moe_dispatcher) : "", recipes, facts, c);
+      fill(c.moe_a2a_overlap, facts.moe_a2a_overlap, "moe_a2a_overlap",
+           facts.moe_a2a_overlap.value_or(false) ? "on" : "off", recipes, facts, c);
     }
     if (!found) unmatched.push_back(id);
   }
@@ -324,6 +334,9 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   rc.train.micro_batch = c.micro_batch.value_or(d.micro_batch.value_or(1));
   if (!c.micro_batch) note("micro_batch", std::to_string(rc.train.micro_batch), d.micro_batch.has_value(), "");
   rc.train.global_batch = c.global_batch;
+  rc.train.moe_capacity_factor = c.moe_capacity_factor.value_or(0.0);
+  rc.moe_dispatcher = c.moe_dispatcher;
+  rc.moe_a2a_overlap = c.moe_a2a_overlap;
   rc.train.seq_len = c.seq_len;
   rc.train.precision = c.precision.value_or(d.precision.value_or(Dtype::bf16));
   if (!c.precision) note("precision", to_string(rc.train.precision), d.precision.has_value(), "");

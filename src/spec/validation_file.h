@@ -47,6 +47,11 @@ struct ValidationCase {
   std::vector<std::string> filled;     ///< null fields filled by generic rules while reading (noted)
   std::string invalid;                 ///< why the case cannot be simulated (empty: it can)
   std::vector<std::string> recipe_notes;  ///< nulls filled from a recipes file, with its source
+  // Facts the case schema has no field for, only ever set by a recipes file: the MoE settings of
+  // the run's recipe (token-drop capacity, dispatcher, overlapped expert-parallel traffic).
+  std::optional<double> moe_capacity_factor;
+  std::optional<MoeDispatcher> moe_dispatcher;
+  std::optional<bool> moe_a2a_overlap;
 };
 
 /// The whole file.
@@ -75,6 +80,9 @@ struct RecipeFacts {
   std::optional<Recompute> recompute;
   std::optional<Dtype> precision;
   std::optional<std::int64_t> vocab;   ///< the model's tokenizer size (model card / config.json)
+  std::optional<double> moe_capacity_factor;
+  std::optional<MoeDispatcher> moe_dispatcher;
+  std::optional<bool> moe_a2a_overlap;
   std::string source;
 };
 
@@ -98,6 +106,8 @@ struct ResolvedCase {
   Model model;
   Parallel par;
   Training train;
+  std::optional<MoeDispatcher> moe_dispatcher;  ///< the recipe's, over the stack's
+  std::optional<bool> moe_a2a_overlap;
   bool auto_recompute = false;         ///< recompute was null: least that fits
   std::vector<std::string> assumptions;
 };

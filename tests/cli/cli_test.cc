@@ -419,3 +419,24 @@ TEST_CASE("cli show cluster: an NVL72 rack is one NVLink domain", "[cli]") {
   CHECK(j.at("nvlink_domain") == 72);
   CHECK(j.at("gpus_per_nvlink_domain_used") == 64);
 }
+
+TEST_CASE("cli simulate: MoE dispatchers, overlapped expert traffic and token-drop capacity", "[cli]") {
+  // DeepSeek-V3 with EP 64 across 8 DGX H100 nodes: the flex dispatcher (DeepEP) sends a token
+  // once per destination node (top-8 of 256 experts reach ~5.3 of 8 nodes), the all-gather
+  // dispatcher moves every rank's tokens to all 64, overlap hides traffic under compute.
+  std::string job = "simulate --model deepseek-v3 --cluster dgx-h100 --gpus 1024 --tp 2 --pp 8 --vp 4 --ep 64 --etp 1 --sp "
+                    "--gbs 8192 --seq 4096 --precision fp8 --recompute selective --json";
+  auto ep = [&](const std::string& extra) {
+    return run_json(job + extra).at("breakdown").at("ep_comm").get<double>();
+  };
+  double a2a = ep(""), flex = ep(" --moe-dispatcher flex"), gather = ep(" --moe-dispatcher allgather");
+  CHECK(flex < a2a);
+  CHECK(gather > a2a);
+  CHECK(ep(" --moe-a2a-overlap on") < a2a);
+  json drop = run_json(job + " --moe-capacity-factor 1.0");
+  CHECK(drop.at("moe").at("routing") == "token-drop");
+  CHECK(drop.at("moe").at("busiest_rank_factor") == 1.0);
+  CHECK(run_json(job + " --moe-dispatcher flex").at("moe").at("dispatcher") == "flex");
+  check_bad(job + " --moe-dispatcher deepep", Contains("--moe-dispatcher: expected alltoall, allgather or flex"));
+  check_bad(job + " --moe-a2a-overlap yes", Contains("--moe-a2a-overlap"));
+}
