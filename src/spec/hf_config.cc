@@ -21,8 +21,9 @@ Activation gated_activation(ObjectReader& r, const std::string& key) {
   r.fail(key, "expected one of silu, swish, gelu, gelu_pytorch_tanh, gelu_new, got \"" + act + "\"");
 }
 
-// Llama, Mistral, Mixtral, Qwen2, Qwen3 (and their MoE variants) share one layout.
-Model read_llama_like(ObjectReader& r, const std::string& type) {
+// The keys every rotary, RMSNorm decoder family names alike (Llama and its descendants,
+// DeepSeek-V3, gpt-oss): sizes, vocabulary, positions, tying.
+Model read_rotary_decoder(ObjectReader& r) {
   Model m;
   m.layers = r.integer("num_hidden_layers", 1, 100000);
   m.hidden = r.integer("hidden_size", 1, kMax);
@@ -30,12 +31,18 @@ Model read_llama_like(ObjectReader& r, const std::string& type) {
   m.kv_heads = r.optional_integer("num_key_value_heads", 1, kMax).value_or(m.heads);
   m.head_dim = r.optional_integer("head_dim", 1, kMax).value_or(0);
   m.ffn_hidden = r.integer("intermediate_size", 1, kMax);
-  m.activation = gated_activation(r, "hidden_act");
   m.vocab = r.integer("vocab_size", 1, kMax);
   m.position_embedding = PositionEmbedding::rotary;
   m.max_position = r.optional_integer("max_position_embeddings", 1, kMax).value_or(0);
   m.tied_embeddings = r.optional_boolean("tie_word_embeddings").value_or(false);
   m.norm = Norm::rmsnorm;
+  return m;
+}
+
+// Llama, Mistral, Mixtral, Qwen2, Qwen3 (and their MoE variants) share one layout.
+Model read_llama_like(ObjectReader& r, const std::string& type) {
+  Model m = read_rotary_decoder(r);
+  m.activation = gated_activation(r, "hidden_act");
   bool attention_bias = r.optional_boolean("attention_bias").value_or(false);
   // Qwen2 hard-codes bias=True on q/k/v projections (modeling_qwen2.py Qwen2Attention).
   m.linear_bias = (type == "qwen2" || type == "qwen2_moe" || attention_bias) ? LinearBias::qkv : LinearBias::none;
@@ -95,18 +102,8 @@ Model read_gpt_neox(ObjectReader& r) {
 // "kimi_k2"): MLA attention, first_k_dense_replace dense layers, then routed experts with
 // n_shared_experts shared ones of moe_intermediate_size each, num_nextn_predict_layers MTP modules.
 Model read_deepseek_v3(ObjectReader& r) {
-  Model m;
-  m.layers = r.integer("num_hidden_layers", 1, 100000);
-  m.hidden = r.integer("hidden_size", 1, kMax);
-  m.heads = r.integer("num_attention_heads", 1, kMax);
-  m.kv_heads = r.optional_integer("num_key_value_heads", 1, kMax).value_or(m.heads);
-  m.ffn_hidden = r.integer("intermediate_size", 1, kMax);
+  Model m = read_rotary_decoder(r);
   m.activation = gated_activation(r, "hidden_act");
-  m.vocab = r.integer("vocab_size", 1, kMax);
-  m.position_embedding = PositionEmbedding::rotary;
-  m.max_position = r.optional_integer("max_position_embeddings", 1, kMax).value_or(0);
-  m.tied_embeddings = r.optional_boolean("tie_word_embeddings").value_or(false);
-  m.norm = Norm::rmsnorm;
   m.linear_bias = r.optional_boolean("attention_bias").value_or(false) ? LinearBias::qkv : LinearBias::none;
   m.mla.q_lora_rank = r.optional_integer("q_lora_rank", 1, kMax).value_or(0);  // null: a direct q projection
   m.mla.kv_lora_rank = r.integer("kv_lora_rank", 1, kMax);
@@ -126,19 +123,8 @@ Model read_deepseek_v3(ObjectReader& r) {
 // gpt-oss (configuration_gpt_oss.py): every layer MoE, experts of intermediate_size with biases
 // (attention_bias), sliding-window and full attention per layer_types.
 Model read_gpt_oss(ObjectReader& r) {
-  Model m;
-  m.layers = r.integer("num_hidden_layers", 1, 100000);
-  m.hidden = r.integer("hidden_size", 1, kMax);
-  m.heads = r.integer("num_attention_heads", 1, kMax);
-  m.kv_heads = r.optional_integer("num_key_value_heads", 1, kMax).value_or(m.heads);
-  m.head_dim = r.optional_integer("head_dim", 1, kMax).value_or(0);
-  m.ffn_hidden = r.integer("intermediate_size", 1, kMax);
+  Model m = read_rotary_decoder(r);
   m.activation = Activation::swiglu;  // clamped SwiGLU (modeling_gpt_oss.py GptOssExperts)
-  m.vocab = r.integer("vocab_size", 1, kMax);
-  m.position_embedding = PositionEmbedding::rotary;
-  m.max_position = r.optional_integer("max_position_embeddings", 1, kMax).value_or(0);
-  m.tied_embeddings = r.optional_boolean("tie_word_embeddings").value_or(false);
-  m.norm = Norm::rmsnorm;
   m.linear_bias = r.optional_boolean("attention_bias").value_or(true) ? LinearBias::all : LinearBias::none;
   m.moe_experts = r.integer("num_local_experts", 2, 1 << 16);
   m.moe_topk = r.optional_integer("num_experts_per_tok", 1, 1 << 16).value_or(4);
