@@ -56,7 +56,7 @@ const char* to_string(Constraint c) {
 // Training runs in fp16, bf16 or fp8 (spec::Training); fp32/tf32 never reach here as a
 // training precision and would count with the 16-bit runs, the nearest in speed.
 PrecisionClass precision_class(spec::Dtype d) {
-  return d == spec::Dtype::fp8 ? PrecisionClass::eight_bit_or_less : PrecisionClass::sixteen_bit;
+  return d == spec::Dtype::fp8 || d == spec::Dtype::fp4 ? PrecisionClass::eight_bit_or_less : PrecisionClass::sixteen_bit;
 }
 
 PrecisionClass precision_class(const std::string& precision) {

@@ -62,12 +62,8 @@ int run_plan(const PlanArgs& a) {
   spec::Stack stack = resolve_stack(a.job);
   plan::Request r{&model, &cluster, &cal, resolve_software(a.job, stack.software), a.job.gpus, a.job.gbs, a.job.seq};
   JobFlags probe = a.job;
-  r.precision = a.job.precision == "fp16" ? spec::Dtype::fp16 : a.job.precision == "fp8" ? spec::Dtype::fp8 : spec::Dtype::bf16;
-  if (a.job.precision != "fp16" && a.job.precision != "bf16" && a.job.precision != "fp8")
-    throw SpecError("--precision", "expected one of fp16, bf16, fp8, got \"" + a.job.precision + "\"");
-  spec::Dtype sixteen = r.precision == spec::Dtype::fp16 ? spec::Dtype::fp16 : spec::Dtype::bf16;
-  r.grad_dtype = a.job.grad_dtype == "fp32" ? spec::Dtype::fp32
-                 : a.job.grad_dtype.empty() ? spec::main_grad_dtype(r.software, r.precision) : sixteen;
+  r.precision = precision(a.job);
+  r.grad_dtype = grad_dtype(a.job, r.software, r.precision);
   r.max_tp = a.max_tp;
   r.max_mbs = a.max_mbs;
   for (const std::string& f : a.fix) parse_fix(f, r);

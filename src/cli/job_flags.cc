@@ -15,8 +15,9 @@ spec::Dtype parse_dtype(const std::string& flag, const std::string& v, bool gemm
   if (v == "fp16") return spec::Dtype::fp16;
   if (v == "bf16") return spec::Dtype::bf16;
   if (gemm && v == "fp8") return spec::Dtype::fp8;
+  if (gemm && v == "fp4") return spec::Dtype::fp4;
   if (!gemm && v == "fp32") return spec::Dtype::fp32;
-  throw SpecError(flag, std::string("expected one of ") + (gemm ? "fp16, bf16, fp8" : "fp32, fp16, bf16") +
+  throw SpecError(flag, std::string("expected one of ") + (gemm ? "fp16, bf16, fp8, fp4" : "fp32, fp16, bf16") +
                             ", got \"" + v + "\"");
 }
 
@@ -79,7 +80,7 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
   }
   app.add_option("--gbs", f.gbs, "Global batch size (sequences)")->required()->check(CLI::Range(1, 1 << 30));
   app.add_option("--seq", f.seq, "Sequence length")->check(CLI::Range(1, 1 << 24));
-  app.add_option("--precision", f.precision, "fp16|bf16|fp8");
+  app.add_option("--precision", f.precision, "fp16|bf16|fp8|fp4 (fp4: NVFP4, Blackwell)");
   app.add_option("--grad-dtype", f.grad_dtype, "fp32|fp16|bf16 gradient (and reduction) type (default: the stack's)");
   app.add_option("--optimizer", f.optimizer, "adam|sgd");
   app.add_option("--attention", f.attention, "flash|unfused (default: the stack's)");
@@ -99,6 +100,14 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
                  "destination node; default: the stack's)");
   app.add_option("--moe-a2a-overlap", f.moe_a2a_overlap,
                  "on|off: expert-parallel dispatch/combine overlapped with another micro-batch's compute");
+  app.add_option("--bf16-layers-start", f.bf16_layers_start,
+                 "fp8/fp4 runs: leading transformer layers kept in bf16 (Megatron --num-layers-at-start-in-bf16)")
+      ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--bf16-layers-end", f.bf16_layers_end,
+                 "fp8/fp4 runs: trailing transformer layers kept in bf16 (--num-layers-at-end-in-bf16)")
+      ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--fp8-param-gather", f.fp8_param_gather,
+                 "on|off: fp8 runs keep parameters in fp8 and all-gather them in fp8 (default: the stack's)");
   app.add_option("--fp8-recipe", f.fp8_recipe,
                  "delayed|current|mxfp8: how fp8 runs scale GEMM operands (default: the stack's; mxfp8 needs Blackwell)");
   app.add_option("--overlap-p2p-comm", f.overlap_p2p_comm,
@@ -124,6 +133,13 @@ calibrate::Uncertainty job_uncertainty(const JobFlags& f, const spec::Cluster& c
   spec::ResidualsFile file = spec::load_residuals_file(path);
   return calibrate::uncertainty(file.cases, {.gpu = calibrate::gpu_preset(cluster), .framework = framework,
                                              .precision = calibrate::precision_class(precision), .gpus = gpus});
+}
+
+spec::Dtype precision(const JobFlags& f) { return parse_dtype("--precision", f.precision, true); }
+
+spec::Dtype grad_dtype(const JobFlags& f, const spec::Software& sw, spec::Dtype precision) {
+  // The flag, else the software stack's main grads for this precision.
+  return !f.grad_dtype.empty() ? parse_dtype("--grad-dtype", f.grad_dtype, false) : spec::main_grad_dtype(sw, precision);
 }
 
 spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
@@ -190,12 +206,15 @@ Job resolve_job(const JobFlags& f) {
   j.train.recompute = parse_recompute(f.recompute);
   j.auto_recompute = j.train.recompute == spec::Recompute::automatic;
   if (j.auto_recompute) j.train.recompute = spec::Recompute::none;
-  j.train.precision = parse_dtype("--precision", f.precision, true);
+  j.train.precision = precision(f);
   j.train.moe_imbalance = f.moe_imbalance;
   j.train.moe_capacity_factor = f.moe_capacity_factor;
-  // Gradient type: the flag, else the software stack's main grads for this precision.
-  j.train.grad_dtype = !f.grad_dtype.empty() ? parse_dtype("--grad-dtype", f.grad_dtype, false)
-                       : spec::main_grad_dtype(j.software, j.train.precision);
+  j.train.bf16_layers_start = f.bf16_layers_start;
+  j.train.bf16_layers_end = f.bf16_layers_end;
+  j.train.fp8_params = j.train.precision == spec::Dtype::fp8 &&
+                       on_off("--fp8-param-gather", f.fp8_param_gather,
+                              j.stack.defaults.fp8_param_gather.value_or(false));
+  j.train.grad_dtype = grad_dtype(f, j.software, j.train.precision);
   if (f.optimizer != "adam" && f.optimizer != "sgd")
     throw SpecError("--optimizer", "expected adam or sgd, got \"" + f.optimizer + "\"");
   j.train.optimizer = f.optimizer == "adam" ? spec::Optimizer::adam : spec::Optimizer::sgd;

@@ -27,8 +27,9 @@ struct JobFlags {
   std::int64_t mbs = 1, gbs = 0, seq = 2048;
   std::string recompute = "none", precision = "bf16", grad_dtype, optimizer = "adam";
   std::string attention, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, overlap_p2p_comm, schedule;
-  std::string fp8_recipe;
+  std::string fp8_recipe, fp8_param_gather;
   double moe_imbalance = 0, moe_capacity_factor = 0;
+  std::int64_t bf16_layers_start = 0, bf16_layers_end = 0;
   std::string moe_dispatcher, moe_a2a_overlap;
   std::vector<std::int64_t> stage_layers;
   double speed_spread = -1;  ///< < 0: the profile's
@@ -74,5 +75,9 @@ void add_residuals_flag(CLI::App& app, JobFlags& f);
 
 /// Applies on|off overrides of the software stack to the stack's switches.
 [[nodiscard]] spec::Software resolve_software(const JobFlags& f, const spec::Software& defaults);
+/// --precision (fp16, bf16, fp8, fp4), the one parser every subcommand uses.
+[[nodiscard]] spec::Dtype precision(const JobFlags& f);
+/// --grad-dtype (fp32, fp16, bf16), else the stack's main grads for `precision`.
+[[nodiscard]] spec::Dtype grad_dtype(const JobFlags& f, const spec::Software& sw, spec::Dtype precision);
 
 }  // namespace dtsim::cli

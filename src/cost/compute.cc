@@ -34,7 +34,10 @@ Op memory(std::string name, double elements, double bytes_per_element, double ke
 
 // GEMM operand bytes: fp8 GEMMs read 1-byte inputs (Transformer Engine) but write 16-bit outputs;
 // using 1.5 per element approximates the mix and keeps the op memory-light, as it is.
-double gemm_elem_bytes(Dtype precision) { return precision == Dtype::fp8 ? 1.5 : 2.0; }
+// fp4 (NVFP4) reads half-byte inputs with an E4M3 scale per 16 (0.5625 B) and writes 16 bits.
+double gemm_elem_bytes(Dtype precision) {
+  return precision == Dtype::fp8 ? 1.5 : precision == Dtype::fp4 ? (2 * 0.5625 + 2) / 3 : 2.0;
+}
 
 // Flash attention: 4*b*a*s_q*s_kv*d FLOPs forward, halved by the causal mask; with CP each rank
 // computes 1/cp of the (load-balanced) causal work. Backward: 2.5x forward (FlashAttention-2
@@ -271,7 +274,14 @@ struct QuantCost {
   double bytes = 0, kernels = 0;
 };
 
-QuantCost quant_cost(spec::Fp8Recipe r, bool transpose, Producer p) {
+// NVFP4 (Transformer Engine NVFP4BlockScaling): a global amax pass, a second amax after the 16x16
+// random Hadamard transform of the column-wise (wgrad) copy, then both copies at 0.5 B + an E4M3
+// scale per 16: ~7.1 B per element in ~3 kernels; a norm computes the amax on the way (~5.1 B,
+// 2 kernels); the activation does not (with RHT its post-RHT amax is the quantizer's).
+QuantCost nvfp4_cost(Producer p) { return p == Producer::norm ? QuantCost{5.1, 2} : QuantCost{7.1, 3}; }
+
+QuantCost quant_cost(spec::Dtype precision, spec::Fp8Recipe r, bool transpose, Producer p) {
+  if (precision == Dtype::fp4) return nvfp4_cost(p);
   bool fused = p != Producer::standalone;
   switch (r) {
     case spec::Fp8Recipe::delayed:  // cast (+ transpose): read 2, write 1 (+1)
@@ -289,9 +299,9 @@ QuantCost quant_cost(spec::Fp8Recipe r, bool transpose, Producer p) {
 
 }  // namespace
 
-std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backward) {
+std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backward, Dtype precision) {
   auto q = [&](const char* name, double elems, Producer p) {
-    QuantCost c = quant_cost(f.fp8_recipe, f.fp8_transpose, p);
+    QuantCost c = quant_cost(precision, f.fp8_recipe, f.fp8_transpose, p);
     return memory(name, elems, c.bytes, c.kernels);
   };
   double th = s.tokens * s.hidden * s.sp, t = s.tokens;
@@ -332,8 +342,8 @@ std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype p
   if (attn == AttentionKernel::flash) ops.push_back(flash(s, false));
   else unfused_forward(ops, s);
   for (Op& e : layer_elementwise(s, precision, fusions)) ops.push_back(std::move(e));
-  if (precision == Dtype::fp8)
-    for (Op& q : quantize_ops(s, fusions, false)) ops.push_back(std::move(q));
+  if (precision == Dtype::fp8 || precision == Dtype::fp4)
+    for (Op& q : quantize_ops(s, fusions, false, precision)) ops.push_back(std::move(q));
   return ops;
 }
 
@@ -355,8 +365,8 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
     e.bytes = e.bytes * 2.0;
     ops.push_back(std::move(e));
   }
-  if (precision == Dtype::fp8)
-    for (Op& q : quantize_ops(s, fusions, true)) ops.push_back(std::move(q));
+  if (precision == Dtype::fp8 || precision == Dtype::fp4)
+    for (Op& q : quantize_ops(s, fusions, true, precision)) ops.push_back(std::move(q));
   return ops;
 }
 

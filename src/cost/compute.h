@@ -68,10 +68,11 @@ struct Fusions {
 /// first generation with fp4 tensor cores) takes every layout (docs/research/low-precision-training.md).
 [[nodiscard]] bool fp8_needs_transpose(const spec::Gpu& gpu);
 
-/// The quantization kernels of an fp8 layer pass (Transformer Engine, per Linear): each GEMM
-/// input cast to fp8 in forward (its producer -- a norm or the activation -- fused where TE fuses
-/// it), each output gradient in backward; weights are quantized once per step and not counted.
-[[nodiscard]] std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backward);
+/// The quantization kernels of an fp8 or fp4 (NVFP4) layer pass (Transformer Engine, per Linear):
+/// each GEMM input quantized in forward (its producer -- a norm or the activation -- fused where TE
+/// fuses it), each output gradient in backward; weights are quantized once per step and not counted.
+[[nodiscard]] std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backward,
+                                           spec::Dtype precision = spec::Dtype::fp8);
 
 /// The TpOverlapShape of a job: none when tp == 1 or overlap is off.
 [[nodiscard]] TpOverlapShape tp_overlap_shape(std::int64_t tp, bool tp_comm_overlap, std::int64_t sm_count);

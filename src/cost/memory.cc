@@ -70,6 +70,11 @@ ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec
 
 StateBytes state_bytes(const spec::Training& t) {
   StateBytes b;
+  // Transformer Engine caches the quantized weights between micro-batches, row- and column-wise
+  // (docs/research/low-precision-training.md sec. 3): fp8 2 B (1 + 1), NVFP4 2 x 0.5625 B beside the
+  // 16-bit weights; with fp8 parameters (--fp8-param-gather) the fp8 copies are the weights.
+  if (t.precision == spec::Dtype::fp8) b.weights = t.fp8_params ? 2.0 : 4.0;
+  if (t.precision == spec::Dtype::fp4) b.weights = 2.0 + 2 * 0.5625;
   b.gradients = spec::dtype_bytes(t.grad_dtype);
   b.optimizer = t.optimizer == spec::Optimizer::adam ? 12.0 : 8.0;
   return b;

@@ -26,16 +26,21 @@ std::int64_t chunk_layers(std::int64_t stage_layers, std::int64_t vp, std::int64
   return stage_layers / vp + (chunk < stage_layers % vp ? 1 : 0);
 }
 
-std::int64_t leading_layers_in_chunk(const std::vector<std::int64_t>& stage_layers, std::int64_t vp,
-                                     std::int64_t stage, std::int64_t chunk, std::int64_t leading) {
-  if (leading <= 0) return 0;
+std::int64_t chunk_first_layer(const std::vector<std::int64_t>& stage_layers, std::int64_t vp, std::int64_t stage,
+                               std::int64_t chunk) {
   auto pp = static_cast<std::int64_t>(stage_layers.size());
   std::int64_t first = 0;
   for (std::int64_t c = 0; c <= chunk; ++c)
     for (std::int64_t s = 0; s < pp && (c < chunk || s < stage); ++s)
       first += chunk_layers(stage_layers[static_cast<std::size_t>(s)], vp, c);
+  return first;
+}
+
+std::int64_t leading_layers_in_chunk(const std::vector<std::int64_t>& stage_layers, std::int64_t vp,
+                                     std::int64_t stage, std::int64_t chunk, std::int64_t leading) {
+  if (leading <= 0) return 0;
   std::int64_t n = chunk_layers(stage_layers[static_cast<std::size_t>(stage)], vp, chunk);
-  return std::clamp<std::int64_t>(leading - first, 0, n);
+  return std::clamp<std::int64_t>(leading - chunk_first_layer(stage_layers, vp, stage, chunk), 0, n);
 }
 
 }  // namespace dtsim::cost

@@ -21,9 +21,13 @@ namespace dtsim::cost {
 /// possible, earlier chunks taking the remainder.
 [[nodiscard]] std::int64_t chunk_layers(std::int64_t stage_layers, std::int64_t vp, std::int64_t chunk);
 
+/// Index in the model of the first layer of chunk `chunk` on stage `stage`: Megatron's
+/// interleaved order places model chunk chunk*pp + stage on that stage, each model chunk holding
+/// consecutive layers.
+[[nodiscard]] std::int64_t chunk_first_layer(const std::vector<std::int64_t>& stage_layers, std::int64_t vp,
+                                             std::int64_t stage, std::int64_t chunk);
 /// Of the layers of chunk `chunk` on stage `stage`, how many are among the model's first `leading`
-/// layers (an MoE model's dense layers). Megatron's interleaved order places model chunk
-/// chunk*pp + stage on that stage, each model chunk holding consecutive layers.
+/// layers (an MoE model's dense layers).
 [[nodiscard]] std::int64_t leading_layers_in_chunk(const std::vector<std::int64_t>& stage_layers, std::int64_t vp,
                                                    std::int64_t stage, std::int64_t chunk, std::int64_t leading);
 

@@ -1,6 +1,7 @@
 #include "schedule/step.h"
 
 #include <algorithm>
+#include <array>
 #include <span>
 #include <stdexcept>
 
@@ -33,15 +34,20 @@ class Builder {
   std::int64_t layers(std::int64_t stage, std::int64_t chunk) const {
     return cost::chunk_layers(out_.stage_layers[static_cast<std::size_t>(stage)], v_, chunk);
   }
-  /// The chunk's leading dense layers of an MoE model (moe_dense_layers; the rest are MoE).
-  std::int64_t dense_layers(std::int64_t stage, std::int64_t chunk) const {
-    return cost::leading_layers_in_chunk(out_.stage_layers, v_, stage, chunk, s_.model->moe_dense_layers);
-  }
+  /// Layers of a chunk by kind: bit 0 a dense layer of an MoE model (its moe_dense_layers), bit 1
+  /// a layer an fp8/fp4 run keeps in bf16 (bf16_layers_start/end). Kind 0: the model's layer.
+  std::array<std::int64_t, 4> layer_kinds(std::int64_t stage, std::int64_t chunk) const;
+  /// The cost of a layer of `kind` (priced in build() for the kinds the model has).
+  const LayerCost& kind_cost(int kind) const { return out_.layer[static_cast<std::size_t>(kind_index_[kind])]; }
   /// Multi-token-prediction modules run after the model's last layer: the last stage's last chunk.
   bool holds_mtp(std::int64_t stage, std::int64_t chunk) const {
     return s_.model->mtp_layers > 0 && stage == p_ - 1 && chunk == v_ - 1;
   }
   double chunk_params(std::int64_t stage, std::int64_t chunk) const;
+  /// Bytes per parameter of the ZeRO parameter all-gather: 16-bit, or fp8 (--fp8-param-gather).
+  double param_gather_bytes() const {
+    return s_.train.fp8_params && s_.train.precision == spec::Dtype::fp8 ? 1.0 : 2.0;
+  }
   PassCost pass_cost(std::int64_t stage, std::int64_t chunk, bool forward) const;
   /// Interned cost of a (stage, chunk, direction) pass: computed once, shared by its micro-batches.
   CostId pass_cost_id(std::int64_t stage, std::int64_t chunk, bool forward);
@@ -83,7 +89,7 @@ class Builder {
   const CommPricer& net_;
   StepGraph& out_;
   spec::Model dense_model_;  ///< the leading dense layers of an MoE model, priced as a model of their own
-  StepSpec dense_spec_;
+  std::array<int, 4> kind_index_{0, 0, 0, 0};  ///< layer kind -> its entry in out_.layer
   std::int64_t p_ = 1, v_ = 1, m_ = 1;
   bool zero_sharded_ = false;
   std::vector<Streams> st_;
@@ -173,8 +179,21 @@ CostId Builder::pass_cost_id(std::int64_t stage, std::int64_t chunk, bool forwar
   return id;
 }
 
+std::array<std::int64_t, 4> Builder::layer_kinds(std::int64_t stage, std::int64_t chunk) const {
+  std::array<std::int64_t, 4> n{0, 0, 0, 0};
+  std::int64_t first = cost::chunk_first_layer(out_.stage_layers, v_, stage, chunk), total = s_.model->layers;
+  bool low = s_.train.precision == spec::Dtype::fp8 || s_.train.precision == spec::Dtype::fp4;
+  for (std::int64_t i = first; i < first + layers(stage, chunk); ++i) {
+    bool dense = i < s_.model->moe_dense_layers;
+    bool bf16 = low && (i < s_.train.bf16_layers_start || i >= total - s_.train.bf16_layers_end);
+    ++n[(dense ? 1 : 0) + (bf16 ? 2 : 0)];
+  }
+  return n;
+}
+
 double Builder::chunk_params(std::int64_t stage, std::int64_t chunk) const {
-  std::int64_t n = layers(stage, chunk), d = dense_layers(stage, chunk);
+  std::array<std::int64_t, 4> k = layer_kinds(stage, chunk);
+  std::int64_t d = k[1] + k[3], n = layers(stage, chunk);
   double p = cost::local_layer_params(*s_.model, s_.par).total() * static_cast<double>(n - d);
   if (d > 0) p += cost::local_layer_params(dense_model_, s_.par).total() * static_cast<double>(d);
   if (holds_mtp(stage, chunk))  // each MTP module: one more layer and its 2h x h projection
@@ -191,9 +210,12 @@ double Builder::chunk_params(std::int64_t stage, std::int64_t chunk) const {
 PassCost Builder::pass_cost(std::int64_t stage, std::int64_t chunk, bool forward) const {
   PassCost c;
   const LayerCost& lc = out_.layer.front();
-  std::int64_t n = layers(stage, chunk), d = dense_layers(stage, chunk);
-  accumulate(c, forward ? lc.forward : lc.backward, static_cast<double>(n - d));
-  if (d > 0) accumulate(c, forward ? out_.layer[1].forward : out_.layer[1].backward, static_cast<double>(d));
+  std::array<std::int64_t, 4> k = layer_kinds(stage, chunk);
+  for (int kind = 0; kind < 4; ++kind)
+    if (k[kind] > 0) {
+      const LayerCost& x = kind_cost(kind);
+      accumulate(c, forward ? x.forward : x.backward, static_cast<double>(k[kind]));
+    }
   if (stage == 0 && chunk == 0) accumulate(c, embedding_cost(s_, net_, !forward));
   if (stage == p_ - 1 && chunk == v_ - 1) accumulate(c, head_cost(s_, net_, !forward));
   if (holds_mtp(stage, chunk)) {
@@ -319,7 +341,7 @@ void Builder::add_param_gathers() {
   for (std::int64_t i = 0; i < p_; ++i)
     for (std::int64_t c = 0; c < v_; ++c)
       param_gather_[static_cast<std::size_t>(i * v_ + c)] =
-          comm(st_[static_cast<std::size_t>(i)].dp, Comm::Op::all_gather, Group::dp_cp, bytes(chunk_params(i, c) * 2.0),
+          comm(st_[static_cast<std::size_t>(i)].dp, Comm::Op::all_gather, Group::dp_cp, bytes(chunk_params(i, c) * param_gather_bytes()),
                Category::dp_comm_exposed, {}, {Label::Kind::param_gather, static_cast<std::int32_t>(c)});
 }
 
@@ -365,7 +387,7 @@ void Builder::finish_step() {
     TaskId o = out_.graph.add_task(opt);
     Task end{.stream = ss.compute, .kind = TaskKind::marker, .label = {Label::Kind::step_end}};
     if (zero_sharded_ && s_.par.zero_stage < 3 && !s_.software.overlap_param_gather && dp > 1)
-      out_.end.push_back(out_.graph.add_task(end, {comm(ss.dp, Comm::Op::all_gather, Group::dp_cp, bytes(params * 2.0),
+      out_.end.push_back(out_.graph.add_task(end, {comm(ss.dp, Comm::Op::all_gather, Group::dp_cp, bytes(params * param_gather_bytes()),
                                                         Category::dp_comm_exposed, {o}, {Label::Kind::param_gather})}));
     else
       out_.end.push_back(out_.graph.add_task(end));
@@ -382,14 +404,25 @@ void Builder::build() {
   m_ = spec::micro_batches(s_.par, s_.train);
   zero_sharded_ = s_.par.zero_stage >= 1;
   out_.stage_layers = cost::stage_layers(*s_.model, s_.par);
+  // One cost per kind of layer the model has: its own, its leading dense layers (an MoE model's),
+  // and both again in bf16 when an fp8/fp4 run keeps some layers there.
   out_.layer.push_back(layer_cost(s_, net_));
-  if (s_.model->moe_dense_layers > 0) {
-    dense_model_ = spec::dense_variant(*s_.model);
-    dense_spec_ = s_;
-    dense_spec_.model = &dense_model_;
-    dense_spec_.par.ep = 1;
-    dense_spec_.par.etp = 0;
-    out_.layer.push_back(layer_cost(dense_spec_, net_));
+  kind_index_ = {0, 0, 0, 0};
+  dense_model_ = spec::dense_variant(*s_.model);
+  bool dense = s_.model->moe_dense_layers > 0;
+  bool bf16 = (s_.train.precision == spec::Dtype::fp8 || s_.train.precision == spec::Dtype::fp4) &&
+              s_.train.bf16_layers_start + s_.train.bf16_layers_end > 0;
+  for (int kind = 1; kind < 4; ++kind) {
+    if (((kind & 1) && !dense) || ((kind & 2) && !bf16)) continue;
+    StepSpec v = s_;
+    if (kind & 1) {
+      v.model = &dense_model_;
+      v.par.ep = 1;
+      v.par.etp = 0;
+    }
+    if (kind & 2) v.train.precision = spec::Dtype::bf16;
+    kind_index_[kind] = static_cast<int>(out_.layer.size());
+    out_.layer.push_back(layer_cost(v, net_));
   }
   for (std::int64_t i = 0; i < p_; ++i) {
     auto r = static_cast<std::int32_t>(i);

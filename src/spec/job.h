@@ -51,6 +51,12 @@ struct Training {
   /// moe_expert_capacity_factor with moe_pad_expert_input_to_capacity): every expert computes
   /// exactly that many tokens, padded or dropped. 0: dropless (the busiest rank sets the pace).
   double moe_capacity_factor = 0;
+  /// fp8/fp4 runs: transformer layers at the start and end of the model kept in bf16 (Megatron-Core
+  /// --first-last-layers-bf16 with --num-layers-at-start/end-in-bf16; Transformer Engine recipes).
+  std::int64_t bf16_layers_start = 0, bf16_layers_end = 0;
+  /// fp8 runs: parameters kept in fp8 and all-gathered in fp8 by the distributed optimizer
+  /// (Megatron-Core --fp8-param-gather): no 16-bit weight copy, half the parameter all-gather.
+  bool fp8_params = false;
   bool operator==(const Training&) const = default;
 };
 

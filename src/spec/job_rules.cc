@@ -95,11 +95,17 @@ void check_job(const Model& model, const Cluster& cluster, std::int64_t gpus, co
   check_stage_layers(model, par, name);
   if (par.zero_stage < 0 || par.zero_stage > 3)
     throw SpecError(name("zero"), "expected 0, 1, 2 or 3, got " + std::to_string(par.zero_stage));
-  if (train.precision == Dtype::fp8 && cluster.gpu.peak_fp8.value() <= 0)
-    throw SpecError(name("precision"), "expected a precision the GPU supports (" + cluster.gpu.name +
-                                           " has no fp8 tensor cores), got fp8");
-  if (train.precision != Dtype::fp16 && train.precision != Dtype::bf16 && train.precision != Dtype::fp8)
-    throw SpecError(name("precision"), std::string("expected fp16, bf16 or fp8, got ") + to_string(train.precision));
+  if (train.precision != Dtype::fp16 && train.precision != Dtype::bf16 && train.precision != Dtype::fp8 &&
+      train.precision != Dtype::fp4)
+    throw SpecError(name("precision"), std::string("expected fp16, bf16, fp8 or fp4, got ") + to_string(train.precision));
+  if (cluster.gpu.peak(train.precision).value() <= 0)
+    throw SpecError(name("precision"), std::string("expected a precision the GPU supports (") + cluster.gpu.name +
+                                           " has no " + to_string(train.precision) + " tensor cores), got " +
+                                           to_string(train.precision));
+  if (train.bf16_layers_start + train.bf16_layers_end > model.layers)
+    throw SpecError(name("bf16-layers-end"), "expected bf16 layers at start and end to total at most the model's " +
+                                                 std::to_string(model.layers) + " layers, got " +
+                                                 std::to_string(train.bf16_layers_start + train.bf16_layers_end));
 }
 
 }  // namespace dtsim::spec

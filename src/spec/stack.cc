@@ -65,6 +65,7 @@ StackDefaults read_defaults(ObjectReader r) {
   if (auto p = r.optional_choice("precision", {"fp16", "bf16"})) d.precision = *p == 0 ? Dtype::fp16 : Dtype::bf16;
   d.micro_batch = r.optional_integer("micro_batch", 1, 1 << 20);
   d.expert_tensor_parallel = r.optional_integer("expert_tensor_parallel", 1, 1 << 16);
+  d.fp8_param_gather = r.optional_boolean("fp8_param_gather");
   r.finish();
   return d;
 }

@@ -103,6 +103,8 @@ struct StackDefaults {
   std::optional<std::int64_t> micro_batch;
   /// Expert tensor-parallel degree of the stack's MoE recipes (nullopt: Megatron's default, tp).
   std::optional<std::int64_t> expert_tensor_parallel;
+  /// fp8 runs keep and all-gather parameters in fp8 (Megatron-Bridge precision presets).
+  std::optional<bool> fp8_param_gather;
   bool operator==(const StackDefaults&) const = default;
 };
 

@@ -1,6 +1,7 @@
 #include "spec/validation_file.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include "core/errors.h"
@@ -68,8 +69,8 @@ void read_training(ObjectReader r, ValidationCase& c) {
   c.global_batch = r.integer("global_batch", 1, 1 << 30);
   c.seq_len = or_filled(r, "seq_len", 1, 1 << 24, 2048, "GPT-3's", c.filled);
   if (auto rc = r.optional_choice("recompute", {"none", "selective", "full"})) c.recompute = static_cast<Recompute>(*rc);
-  if (auto p = r.optional_choice("precision", {"fp16", "bf16", "fp8"}))
-    c.precision = *p == 0 ? Dtype::fp16 : *p == 1 ? Dtype::bf16 : Dtype::fp8;
+  if (auto p = r.optional_choice("precision", {"fp16", "bf16", "fp8", "fp4"}))
+    c.precision = std::array{Dtype::fp16, Dtype::bf16, Dtype::fp8, Dtype::fp4}[*p];
   r.finish();
 }
 
@@ -339,6 +340,8 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   rc.moe_a2a_overlap = c.moe_a2a_overlap;
   rc.train.seq_len = c.seq_len;
   rc.train.precision = c.precision.value_or(d.precision.value_or(Dtype::bf16));
+  rc.train.fp8_params = rc.train.precision == Dtype::fp8 && d.fp8_param_gather.value_or(false);
+  if (rc.train.fp8_params) rc.assumptions.push_back("fp8 parameters, all-gathered in fp8" + recipe);
   if (!c.precision) note("precision", to_string(rc.train.precision), d.precision.has_value(), "");
   rc.auto_recompute = !c.recompute && !d.recompute;
   rc.train.recompute = c.recompute.value_or(d.recompute.value_or(Recompute::none));

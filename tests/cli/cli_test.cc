@@ -440,3 +440,23 @@ TEST_CASE("cli simulate: MoE dispatchers, overlapped expert traffic and token-dr
   check_bad(job + " --moe-dispatcher deepep", Contains("--moe-dispatcher: expected alltoall, allgather or flex"));
   check_bad(job + " --moe-a2a-overlap yes", Contains("--moe-a2a-overlap"));
 }
+
+TEST_CASE("cli simulate: NVFP4, layers kept in bf16, fp8 parameters", "[cli]") {
+  std::string b200 = "simulate --model llama3-8b --cluster dgx-b200 --gpus 8 --gbs 128 --seq 8192 --json";
+  double bf16 = run_json(b200).at("step_time_s").get<double>();
+  double fp8 = run_json(b200 + " --precision fp8").at("step_time_s").get<double>();
+  double fp4 = run_json(b200 + " --precision fp4").at("step_time_s").get<double>();
+  CHECK(fp4 < fp8);
+  CHECK(fp8 < bf16);
+  // The DGX Station NVFP4 recipe keeps the last 4 layers in bf16: slower than all-fp4, faster than bf16.
+  double last4 = run_json(b200 + " --precision fp4 --bf16-layers-end 4").at("step_time_s").get<double>();
+  CHECK(last4 > fp4);
+  CHECK(last4 < bf16);
+  // fp4 needs fp4 tensor cores; bf16 layers cannot outnumber the model's.
+  check_bad("simulate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 128 --precision fp4",
+            Contains("--precision: expected a precision the GPU supports (H100-SXM5-80GB has no fp4 tensor cores), got fp4"));
+  check_bad(b200 + " --precision fp8 --bf16-layers-start 20 --bf16-layers-end 20", Contains("--bf16-layers-end"));
+  // fp8 parameters: no 16-bit weight copy beside the fp8 ones, half the parameter all-gather.
+  json with = run_json(b200 + " --precision fp8 --fp8-param-gather on"), without = run_json(b200 + " --precision fp8 --fp8-param-gather off");
+  CHECK(with.at("memory").at("parameters_bytes").get<double>() < without.at("memory").at("parameters_bytes").get<double>());
+}
