@@ -106,6 +106,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
   app.add_option("--bf16-layers-end", f.bf16_layers_end,
                  "fp8/fp4 runs: trailing transformer layers kept in bf16 (--num-layers-at-end-in-bf16)")
       ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--cpu-offload-layers", f.offload_layers,
+                 "Activations of the first N layers offloaded to host memory between forward and backward "
+                 "(Megatron-Core --cpu-offloading-num-layers)")
+      ->check(CLI::Range(0, 1 << 20));
   app.add_option("--fp8-param-gather", f.fp8_param_gather,
                  "on|off: fp8 runs keep parameters in fp8 and all-gather them in fp8 (default: the stack's)");
   app.add_option("--fp8-recipe", f.fp8_recipe,
@@ -211,6 +215,7 @@ Job resolve_job(const JobFlags& f) {
   j.train.moe_capacity_factor = f.moe_capacity_factor;
   j.train.bf16_layers_start = f.bf16_layers_start;
   j.train.bf16_layers_end = f.bf16_layers_end;
+  j.train.offload_layers = f.offload_layers;
   j.train.fp8_params = j.train.precision == spec::Dtype::fp8 &&
                        on_off("--fp8-param-gather", f.fp8_param_gather,
                               j.stack.defaults.fp8_param_gather.value_or(false));

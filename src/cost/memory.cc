@@ -48,17 +48,27 @@ struct ActivationTerms {
   double scores = 0;      ///< per micro-batch on this rank: scores, softmax, dropout (unfused only)
 };
 
-ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec::AttentionKernel attn) {
+// Bytes per element of the inputs a Linear saves for its backward: Transformer Engine keeps the
+// quantized copy in fp8 (1 B) and NVFP4 (0.5 B + an E4M3 scale per 16) runs instead of the 16-bit
+// tensor (docs/research/low-precision-training.md sec. 3).
+double saved_input_bytes(spec::Dtype precision) {
+  return precision == spec::Dtype::fp8 ? 1.0 : precision == spec::Dtype::fp4 ? 0.5625 : 2.0;
+}
+
+ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec::AttentionKernel attn,
+                                 spec::Dtype precision) {
   ActivationTerms a;
-  // 2sbh norm-1 input + 2sbh QKV input + 2sbh norm-2 input + 2sbh FC1 input + 2 x sbh dropout masks.
-  a.replicated = 10.0 * s.hidden;
-  a.sharded = 2.0 * (s.q_width + 2 * s.kv_width) + 2.0 * s.q_width;
+  double in = saved_input_bytes(precision);
+  // 2sbh norm-1 input + QKV input + 2sbh norm-2 input + FC1 input + 2 x sbh dropout masks.
+  a.replicated = (6.0 + 2 * in) * s.hidden;
+  a.sharded = 2.0 * (s.q_width + 2 * s.kv_width) + in * s.q_width;  // Q, K, V; the projection's input
   if (m.is_moe()) {
+    // Per routed copy: the experts' FC1 input, FC1 output, FC2 input (the activation's output).
     double per_token = static_cast<double>(m.moe_topk);
-    a.sharded += per_token * (2.0 * s.expert_ffn * s.gate + 2.0 * s.expert_ffn + 2.0 * s.hidden) +
-                 2.0 * s.shared_ffn * (s.gate + 1) + 4.0 * s.experts;
+    a.sharded += per_token * (2.0 * s.expert_ffn * s.gate + in * s.expert_ffn + in * s.hidden) +
+                 2.0 * s.shared_ffn * s.gate + in * s.shared_ffn + 4.0 * s.experts;
   } else {
-    a.sharded += 2.0 * s.ffn * s.gate + 2.0 * s.ffn;
+    a.sharded += 2.0 * s.ffn * s.gate + in * s.ffn;
   }
   double sq = s.seq / s.cp;
   if (attn == spec::AttentionKernel::unfused) a.scores = 5.0 * s.batch * s.heads * sq * s.seq;
@@ -91,7 +101,7 @@ Bytes layer_activation_bytes(const spec::Model& m, const spec::Parallel& par, co
                              spec::AttentionKernel attn) {
   LayerShape s = layer_shape(m, par, t.micro_batch, t.seq_len);
   if (t.recompute == Recompute::full) return bytes(2.0 * s.tokens * s.hidden * s.sp);
-  ActivationTerms a = activation_terms(m, s, attn);
+  ActivationTerms a = activation_terms(m, s, attn, t.precision);
   double scores = t.recompute == Recompute::selective ? 0.0 : a.scores;
   return bytes(s.tokens * (a.replicated * s.sp + a.sharded) + scores);
 }
@@ -136,7 +146,10 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
     sm.gradients = bytes((dense + expert) * sb.gradients * (par.zero_stage >= 2 ? 1.0 / dp : 1.0));
     sm.optimizer = dense_states + expert_states - sm.weights - sm.gradients;
     double inflight = inflight_microbatches(par, micro, st);
-    sm.activations = layer_act * (n_layers * inflight);
+    // Offloaded layers (the model's first ones) keep their activations in host memory.
+    std::int64_t offloaded = 0;
+    for (std::int64_t c = 0; c < par.vp; ++c) offloaded += leading_layers_in_chunk(layers, par.vp, st, c, t.offload_layers);
+    sm.activations = layer_act * ((n_layers - static_cast<double>(offloaded)) * inflight);
     Bytes transient{0};
     if (t.recompute == Recompute::full) {
       // Recomputing one layer re-materialises its full activations (no-recompute footprint).

@@ -263,6 +263,14 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   // A GPT layer's parameter tensors: QKV, projection, FC1, FC2 weights and biases and two norms'
   // weights and biases (12; gated MLPs and bias-free models differ by a few, which costs 2 us each).
   add_grad_accumulation(lc.backward, s, layer_params, 12, ctx);
+  if (s.train.offload_layers > 0 && s.cluster->host_link.value() > 0) {
+    // Activation offload (Megatron-Core cpu_offloading): the layer's saved tensors go to host
+    // memory over the GPU-host link during its forward and return during its backward, on copy
+    // engines beside the compute; only what outlasts the pass is exposed.
+    Seconds copy = cost::layer_activation_bytes(*s.model, s.par, s.train, attn) / s.cluster->host_link;
+    add(lc.offload_forward, Category::other, std::max(Seconds{0}, copy - fwd_t));
+    add(lc.offload_backward, Category::other, std::max(Seconds{0}, copy - bwd_t));
+  }
   return lc;
 }
 

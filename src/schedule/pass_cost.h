@@ -38,6 +38,9 @@ struct LayerCost {
   PassCost backward;  ///< recompute + compute + communication
   Flops forward_flops;     ///< hardware FLOPs of the forward (for HFU)
   Flops recompute_flops;
+  /// What offloading this layer's activations adds to its forward (copy out) and backward (copy
+  /// back): the part of the copy its compute does not hide (copy engines, no SMs).
+  PassCost offload_forward, offload_backward;
 };
 
 /// Prices one layer for `s` (see pass_cost.cc for each term's source).

@@ -216,6 +216,8 @@ PassCost Builder::pass_cost(std::int64_t stage, std::int64_t chunk, bool forward
       const LayerCost& x = kind_cost(kind);
       accumulate(c, forward ? x.forward : x.backward, static_cast<double>(k[kind]));
     }
+  if (std::int64_t off = cost::leading_layers_in_chunk(out_.stage_layers, v_, stage, chunk, s_.train.offload_layers))
+    accumulate(c, forward ? lc.offload_forward : lc.offload_backward, static_cast<double>(off));
   if (stage == 0 && chunk == 0) accumulate(c, embedding_cost(s_, net_, !forward));
   if (stage == p_ - 1 && chunk == v_ - 1) accumulate(c, head_cost(s_, net_, !forward));
   if (holds_mtp(stage, chunk)) {

@@ -108,6 +108,7 @@ Cluster parse_cluster(const std::string& text, const std::string& file) {
   c.gpu_to_nic = read_gpu_to_nic(r, c.gpus_per_node, c.nics_per_node);
   c.fabric = read_fabric(r);
   c.calibration = r.string("calibration");
+  c.host_link = gbytes_per_s(r.optional_positive("host_link_GBps").value_or(0));
   c.host_cpu = static_cast<HostCpu>(r.optional_choice("host_cpu", {"intel", "amd", "arm"}).value_or(0));
   c.source = r.optional_string("source").value_or("");
   r.skip("sources");

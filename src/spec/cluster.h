@@ -50,6 +50,9 @@ struct Cluster {
   std::vector<std::int64_t> gpu_to_nic;  ///< NIC index of each local GPU
   std::vector<FabricLevel> fabric;
   std::string calibration;          ///< default calibration profile name
+  /// GPU-host link, per GPU per direction ("host_link_GBps"; what activation offload moves over):
+  /// PCIe 5.0 x16 on x86 DGX nodes, NVLink-C2C on Grace-Blackwell trays. 0: not stated.
+  BytesPerSecond host_link;
   HostCpu host_cpu = HostCpu::intel;  ///< "host_cpu" (optional; intel when absent)
 
   /// GPUs sharing one NIC (>= 1).

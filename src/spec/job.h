@@ -57,6 +57,9 @@ struct Training {
   /// fp8 runs: parameters kept in fp8 and all-gathered in fp8 by the distributed optimizer
   /// (Megatron-Core --fp8-param-gather): no 16-bit weight copy, half the parameter all-gather.
   bool fp8_params = false;
+  /// Activations of the model's first `offload_layers` layers moved to host memory after their
+  /// forward and back before their backward (Megatron-Core --cpu-offloading-num-layers).
+  std::int64_t offload_layers = 0;
   bool operator==(const Training&) const = default;
 };
 

@@ -102,6 +102,13 @@ void check_job(const Model& model, const Cluster& cluster, std::int64_t gpus, co
     throw SpecError(name("precision"), std::string("expected a precision the GPU supports (") + cluster.gpu.name +
                                            " has no " + to_string(train.precision) + " tensor cores), got " +
                                            to_string(train.precision));
+  if (train.offload_layers > 0 && cluster.host_link.value() <= 0)
+    throw SpecError(name("cpu-offload-layers"), "expected a cluster with host_link_GBps (" + cluster.name +
+                                                    " does not state its GPU-host link), got " +
+                                                    std::to_string(train.offload_layers) + " layers");
+  if (train.offload_layers >= model.layers)
+    throw SpecError(name("cpu-offload-layers"), "expected fewer than the model's " + std::to_string(model.layers) +
+                                                    " layers, got " + std::to_string(train.offload_layers));
   if (train.bf16_layers_start + train.bf16_layers_end > model.layers)
     throw SpecError(name("bf16-layers-end"), "expected bf16 layers at start and end to total at most the model's " +
                                                  std::to_string(model.layers) + " layers, got " +

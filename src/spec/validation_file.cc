@@ -231,6 +231,7 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
     if (auto d = e.optional_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}))
       f.moe_dispatcher = static_cast<MoeDispatcher>(*d);
     f.moe_a2a_overlap = e.optional_boolean("moe_a2a_overlap");
+    f.offload_layers = e.optional_integer("offload_layers", 1, 1 << 20);
     f.source = e.string("source");
     static_cast<void>(e.optional_string("notes"));
     if (f.source.empty()) e.fail("source", "expected where the recipe says so (repository, path, commit), got \"\"");
@@ -283,6 +284,8 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            facts.moe_dispatcher ? to_string(*facts.moe_dispatcher) : "", recipes, facts, c);
       fill(c.moe_a2a_overlap, facts.moe_a2a_overlap, "moe_a2a_overlap",
            facts.moe_a2a_overlap.value_or(false) ? "on" : "off", recipes, facts, c);
+      fill(c.offload_layers, facts.offload_layers, "offload_layers",
+           facts.offload_layers ? std::to_string(*facts.offload_layers) : "", recipes, facts, c);
     }
     if (!found) unmatched.push_back(id);
   }
@@ -336,6 +339,7 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   if (!c.micro_batch) note("micro_batch", std::to_string(rc.train.micro_batch), d.micro_batch.has_value(), "");
   rc.train.global_batch = c.global_batch;
   rc.train.moe_capacity_factor = c.moe_capacity_factor.value_or(0.0);
+  rc.train.offload_layers = c.offload_layers.value_or(0);
   rc.moe_dispatcher = c.moe_dispatcher;
   rc.moe_a2a_overlap = c.moe_a2a_overlap;
   rc.train.seq_len = c.seq_len;

@@ -52,6 +52,7 @@ struct ValidationCase {
   std::optional<double> moe_capacity_factor;
   std::optional<MoeDispatcher> moe_dispatcher;
   std::optional<bool> moe_a2a_overlap;
+  std::optional<std::int64_t> offload_layers;  ///< activation offload (cpu_offloading_num_layers)
 };
 
 /// The whole file.
@@ -83,6 +84,7 @@ struct RecipeFacts {
   std::optional<double> moe_capacity_factor;
   std::optional<MoeDispatcher> moe_dispatcher;
   std::optional<bool> moe_a2a_overlap;
+  std::optional<std::int64_t> offload_layers;
   std::string source;
 };
 

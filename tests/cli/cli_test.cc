@@ -460,3 +460,21 @@ TEST_CASE("cli simulate: NVFP4, layers kept in bf16, fp8 parameters", "[cli]") {
   json with = run_json(b200 + " --precision fp8 --fp8-param-gather on"), without = run_json(b200 + " --precision fp8 --fp8-param-gather off");
   CHECK(with.at("memory").at("parameters_bytes").get<double>() < without.at("memory").at("parameters_bytes").get<double>());
 }
+
+TEST_CASE("cli simulate: activation offload to host memory, fp8-saved activations", "[cli]") {
+  // Llama 3 70B with Megatron-FSDP on 64 GB300s (Megatron-Bridge 25.11: 20 layers offloaded): the
+  // offloaded layers' activations leave HBM; their copies over NVLink-C2C hide behind compute.
+  std::string job = "simulate --model llama3-70b --cluster gb300-nvl72 --gpus 64 --zero 3 --mbs 2 --gbs 256 --seq 8192 "
+                    "--precision fp8 --recompute none --json";
+  json plain = run_json(job), off = run_json(job + " --cpu-offload-layers 20");
+  CHECK(off.at("memory").at("activations_bytes").get<double>() <
+        plain.at("memory").at("activations_bytes").get<double>() * 61 / 80 + 1);
+  CHECK(off.at("step_time_s").get<double>() >= plain.at("step_time_s").get<double>());
+  CHECK(off.at("step_time_s").get<double>() < plain.at("step_time_s").get<double>() * 1.05);
+  check_bad("simulate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 128 --cpu-offload-layers 32",
+            Contains("--cpu-offload-layers: expected fewer than the model's 32 layers"));
+  // fp8 runs save each Linear's input quantized (1 B, not 2): fewer activation bytes than bf16.
+  std::string h = "simulate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 128 --seq 8192 --json";
+  CHECK(run_json(h + " --precision fp8").at("memory").at("activations_bytes").get<double>() <
+        run_json(h).at("memory").at("activations_bytes").get<double>());
+}
