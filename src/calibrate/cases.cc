@@ -21,16 +21,13 @@ std::string layout(const spec::Parallel& p, const spec::Training& t) {
   return "tp " + n(p.tp) + " pp " + n(p.pp) + " dp " + n(p.dp) + " cp " + n(p.cp) + " ep " + n(p.ep) + (p.ep > 1 ? " etp " + n(p.expert_tp()) : "") + " vp " +
          n(p.vp) + " zero " + std::to_string(p.zero_stage) + (p.sequence_parallel ? " sp" : "") + " mbs " +
          n(t.micro_batch) + " gbs " + n(t.global_batch) + " seq " + n(t.seq_len) + " " +
-         spec::to_string(t.precision) + " recompute " + spec::to_string(t.recompute);
+         spec::to_string(t.precision) + " recompute " + cost::recompute_text(t);
 }
 
 // Least recomputation that fits, as the README's rule for recompute: null says.
 void pick_recompute(spec::ResolvedCase& rc, const spec::Cluster& c, spec::AttentionKernel attn) {
-  for (auto r : {spec::Recompute::none, spec::Recompute::selective, spec::Recompute::full}) {
-    rc.train.recompute = r;
-    if (cost::estimate_memory(rc.model, c, rc.par, rc.train, attn).fits()) break;
-  }
-  rc.assumptions.push_back(std::string("recompute -> ") + spec::to_string(rc.train.recompute));
+  rc.train = cost::least_recompute_that_fits(rc.model, c, rc.par, rc.train, attn);
+  rc.assumptions.push_back("recompute -> " + cost::recompute_text(rc.train));
 }
 
 // The stack a case names; a case naming none runs on the default stack, said so.

@@ -17,11 +17,8 @@ namespace {
 // --recompute auto: the least recomputation that fits (none, then selective, then full).
 void choose_recompute(Job& j) {
   if (!j.auto_recompute) return;
-  for (auto r : {spec::Recompute::none, spec::Recompute::selective, spec::Recompute::full}) {
-    j.train.recompute = r;
-    if (cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software.attention).fits()) break;
-  }
-  j.notes.push_back(std::string("recompute auto -> ") + spec::to_string(j.train.recompute));
+  j.train = cost::least_recompute_that_fits(j.model, j.cluster, j.par, j.train, j.software.attention);
+  j.notes.push_back("recompute auto -> " + cost::recompute_text(j.train));
 }
 
 report::JobView view(const Job& j) {

@@ -76,6 +76,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
     app.add_flag("--sp", f.sp, "Sequence parallelism");
     app.add_option("--mbs", f.mbs, "Micro-batch size")->check(CLI::Range(1, 1 << 20));
     app.add_option("--recompute", f.recompute, "none|selective|full|auto (auto: least that fits)");
+    app.add_option("--recompute-layers", f.recompute_layers,
+                   "With --recompute full: recompute only the first N layers of each pipeline chunk (Megatron "
+                   "--recompute-method block --recompute-num-layers N; default: all)")
+        ->check(CLI::Range(1, 1 << 20));
     app.add_option("--stage-layers", f.stage_layers, "Layers per pipeline stage, comma separated")->delimiter(',');
   }
   app.add_option("--gbs", f.gbs, "Global batch size (sequences)")->required()->check(CLI::Range(1, 1 << 30));
@@ -216,6 +220,9 @@ Job resolve_job(const JobFlags& f) {
   j.train.bf16_layers_start = f.bf16_layers_start;
   j.train.bf16_layers_end = f.bf16_layers_end;
   j.train.offload_layers = f.offload_layers;
+  j.train.recompute_layers = f.recompute_layers;
+  if (f.recompute_layers > 0 && j.train.recompute != spec::Recompute::full)
+    throw SpecError("--recompute-layers", "expected --recompute full with it, got --recompute " + f.recompute);
   j.train.fp8_params = j.train.precision == spec::Dtype::fp8 &&
                        on_off("--fp8-param-gather", f.fp8_param_gather,
                               j.stack.defaults.fp8_param_gather.value_or(false));

@@ -149,7 +149,20 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
     // Offloaded layers (the model's first ones) keep their activations in host memory.
     std::int64_t offloaded = 0;
     for (std::int64_t c = 0; c < par.vp; ++c) offloaded += leading_layers_in_chunk(layers, par.vp, st, c, t.offload_layers);
-    sm.activations = layer_act * ((n_layers - static_cast<double>(offloaded)) * inflight);
+    double resident = n_layers - static_cast<double>(offloaded);
+    sm.activations = layer_act * (resident * inflight);
+    if (t.recompute == Recompute::full && t.recompute_layers > 0) {
+      // Partial full recompute: only the first recompute_layers of each chunk keep just their input.
+      spec::Training none = t;
+      none.recompute = Recompute::none;
+      double kept = 0;
+      for (std::int64_t c = 0; c < par.vp; ++c)
+        kept += static_cast<double>(std::max<std::int64_t>(
+            0, chunk_layers(layers[static_cast<std::size_t>(st)], par.vp, c) - t.recompute_layers));
+      kept = std::min(kept, resident);
+      sm.activations = layer_act * ((resident - kept) * inflight) +
+                       layer_activation_bytes(m, par, none, attn) * (kept * inflight);
+    }
     Bytes transient{0};
     if (t.recompute == Recompute::full) {
       // Recomputing one layer re-materialises its full activations (no-recompute footprint).
@@ -165,6 +178,33 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
     if (sm.total() > est.stages[est.peak_stage].total()) est.peak_stage = est.stages.size() - 1;
   }
   return est;
+}
+
+spec::Training least_recompute_that_fits(const spec::Model& m, const spec::Cluster& c, const spec::Parallel& par,
+                                         spec::Training t, spec::AttentionKernel attn) {
+  auto fits = [&] { return estimate_memory(m, c, par, t, attn).fits(); };
+  t.recompute_layers = 0;
+  for (auto r : {Recompute::none, Recompute::selective}) {
+    t.recompute = r;
+    if (fits()) return t;
+  }
+  t.recompute = Recompute::full;
+  std::int64_t most = 0;
+  for (std::int64_t s : stage_layers(m, par)) most = std::max(most, chunk_layers(s, par.vp, 0));
+  for (std::int64_t n = 1; n < most; ++n) {
+    t.recompute_layers = n;
+    if (fits()) return t;
+  }
+  t.recompute_layers = 0;
+  return t;
+}
+
+std::string recompute_text(const spec::Training& t) {
+  std::string s = spec::to_string(t.recompute);
+  if (t.recompute == Recompute::full && t.recompute_layers > 0)
+    s += " (first " + std::to_string(t.recompute_layers) + " layer" + (t.recompute_layers > 1 ? "s" : "") +
+         " of each chunk)";
+  return s;
 }
 
 }  // namespace dtsim::cost

@@ -2,6 +2,7 @@
 // Memory per GPU: model states sharded by ZeRO stage, activations per Korthikanti et al. 2022,
 // transient buffers and an allocator allowance, for every pipeline stage.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/units.h"
@@ -85,6 +86,16 @@ struct LocalLayerParams {
 [[nodiscard]] double inflight_microbatches(const spec::Parallel& par, std::int64_t microbatches, std::int64_t stage);
 
 /// Full estimate for every stage of the job.
+/// The least recomputation with which the job fits (the validation README's rule, and `--recompute
+/// auto`): none, then selective, then full recompute of the first N layers of each pipeline chunk
+/// for N = 1, 2, ... (Megatron's block method, as recipes tune recompute_num_layers), then all of
+/// them. Returns `t` with recompute and recompute_layers set (full of every layer if nothing fits).
+[[nodiscard]] spec::Training least_recompute_that_fits(const spec::Model& m, const spec::Cluster& c,
+                                                       const spec::Parallel& par, spec::Training t,
+                                                       spec::AttentionKernel attn);
+/// "none", "selective", "full", or "full (first N layers of each chunk)".
+[[nodiscard]] std::string recompute_text(const spec::Training& t);
+
 [[nodiscard]] MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, const spec::Parallel& par,
                                              const spec::Training& t, spec::AttentionKernel attn);
 

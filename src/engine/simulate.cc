@@ -15,6 +15,8 @@ void flops_figures(const schedule::StepSpec& s, const schedule::StepGraph& g, St
   double model = cost::step_model_flops(*s.model, s.train.seq_len, tokens).value() / gpus;
   // Each rank recomputes its layers' share for every micro-batch it runs.
   double layers_per_rank = static_cast<double>(s.model->layers) / static_cast<double>(s.par.pp);
+  if (s.train.recompute == spec::Recompute::full && s.train.recompute_layers > 0)  // the chunks' first N
+    layers_per_rank = std::min(layers_per_rank, static_cast<double>(s.train.recompute_layers * s.par.vp));
   double recompute = g.layer.front().recompute_flops.value() * layers_per_rank * static_cast<double>(r.microbatches);
   double t = r.step_time.value();
   double peak = s.cluster->gpu.peak(s.train.precision).value();

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cost/memory.h"
 #include "cost/model_stats.h"
 #include "cost/partition.h"
 #include "report/table.h"
@@ -15,7 +16,7 @@ nlohmann::json config_json(const JobView& j) {
           {"tp", j.par.tp}, {"pp", j.par.pp}, {"dp", j.par.dp}, {"cp", j.par.cp}, {"ep", j.par.ep}, {"etp", j.par.expert_tp()},
           {"vp", j.par.vp}, {"zero_stage", j.par.zero_stage}, {"sequence_parallel", j.par.sequence_parallel},
           {"micro_batch", j.train.micro_batch}, {"global_batch", j.train.global_batch},
-          {"seq_len", j.train.seq_len}, {"recompute", spec::to_string(j.train.recompute)},
+          {"seq_len", j.train.seq_len}, {"recompute", spec::to_string(j.train.recompute)}, {"recompute_layers", j.train.recompute_layers},
           {"precision", spec::to_string(j.train.precision)}, {"grad_dtype", spec::to_string(j.train.grad_dtype)},
           {"optimizer", spec::to_string(j.train.optimizer)}, {"framework", j.stack},
           {"attention", spec::to_string(j.software.attention)}, {"tp_comm_overlap", j.software.tp_comm_overlap},
@@ -41,7 +42,7 @@ std::string layout_line(const JobView& j) {
          (j.par.sequence_parallel ? "on" : "off") + "\n  training mbs " + n(j.train.micro_batch) + "  gbs " +
          n(j.train.global_batch) + "  seq " + n(j.train.seq_len) + "  " + spec::to_string(j.train.precision) +
          (j.train.precision == spec::Dtype::fp8 ? std::string(" (") + spec::to_string(j.software.fp8_recipe) + " scaling)" : "") +
-         "  recompute " + spec::to_string(j.train.recompute) + "  grads " + spec::to_string(j.train.grad_dtype) +
+         "  recompute " + cost::recompute_text(j.train) + "  grads " + spec::to_string(j.train.grad_dtype) +
          "  " + spec::to_string(j.train.optimizer) + "\n  software " + j.stack + ": attention " + spec::to_string(j.software.attention) +
          ", tp-comm-overlap " + (j.software.tp_comm_overlap ? "on" : "off") + ", overlap-grad-reduce " +
          (j.software.overlap_grad_reduce ? "on" : "off") + ", overlap-param-gather " +

@@ -35,8 +35,9 @@ class Builder {
     return cost::chunk_layers(out_.stage_layers[static_cast<std::size_t>(stage)], v_, chunk);
   }
   /// Layers of a chunk by kind: bit 0 a dense layer of an MoE model (its moe_dense_layers), bit 1
-  /// a layer an fp8/fp4 run keeps in bf16 (bf16_layers_start/end). Kind 0: the model's layer.
-  std::array<std::int64_t, 4> layer_kinds(std::int64_t stage, std::int64_t chunk) const;
+  /// a layer an fp8/fp4 run keeps in bf16 (bf16_layers_start/end), bit 2 a layer that does not
+  /// recompute under partial full recompute (recompute_layers). Kind 0: the model's layer.
+  std::array<std::int64_t, 8> layer_kinds(std::int64_t stage, std::int64_t chunk) const;
   /// The cost of a layer of `kind` (priced in build() for the kinds the model has).
   const LayerCost& kind_cost(int kind) const { return out_.layer[static_cast<std::size_t>(kind_index_[kind])]; }
   /// Multi-token-prediction modules run after the model's last layer: the last stage's last chunk.
@@ -89,7 +90,7 @@ class Builder {
   const CommPricer& net_;
   StepGraph& out_;
   spec::Model dense_model_;  ///< the leading dense layers of an MoE model, priced as a model of their own
-  std::array<int, 4> kind_index_{0, 0, 0, 0};  ///< layer kind -> its entry in out_.layer
+  std::array<int, 8> kind_index_{};  ///< layer kind -> its entry in out_.layer
   std::int64_t p_ = 1, v_ = 1, m_ = 1;
   bool zero_sharded_ = false;
   std::vector<Streams> st_;
@@ -179,21 +180,23 @@ CostId Builder::pass_cost_id(std::int64_t stage, std::int64_t chunk, bool forwar
   return id;
 }
 
-std::array<std::int64_t, 4> Builder::layer_kinds(std::int64_t stage, std::int64_t chunk) const {
-  std::array<std::int64_t, 4> n{0, 0, 0, 0};
+std::array<std::int64_t, 8> Builder::layer_kinds(std::int64_t stage, std::int64_t chunk) const {
+  std::array<std::int64_t, 8> n{};
   std::int64_t first = cost::chunk_first_layer(out_.stage_layers, v_, stage, chunk), total = s_.model->layers;
   bool low = s_.train.precision == spec::Dtype::fp8 || s_.train.precision == spec::Dtype::fp4;
+  bool partial = s_.train.recompute == spec::Recompute::full && s_.train.recompute_layers > 0;
   for (std::int64_t i = first; i < first + layers(stage, chunk); ++i) {
     bool dense = i < s_.model->moe_dense_layers;
     bool bf16 = low && (i < s_.train.bf16_layers_start || i >= total - s_.train.bf16_layers_end);
-    ++n[(dense ? 1 : 0) + (bf16 ? 2 : 0)];
+    bool kept = partial && i - first >= s_.train.recompute_layers;
+    ++n[(dense ? 1 : 0) + (bf16 ? 2 : 0) + (kept ? 4 : 0)];
   }
   return n;
 }
 
 double Builder::chunk_params(std::int64_t stage, std::int64_t chunk) const {
-  std::array<std::int64_t, 4> k = layer_kinds(stage, chunk);
-  std::int64_t d = k[1] + k[3], n = layers(stage, chunk);
+  std::array<std::int64_t, 8> k = layer_kinds(stage, chunk);
+  std::int64_t d = k[1] + k[3] + k[5] + k[7], n = layers(stage, chunk);
   double p = cost::local_layer_params(*s_.model, s_.par).total() * static_cast<double>(n - d);
   if (d > 0) p += cost::local_layer_params(dense_model_, s_.par).total() * static_cast<double>(d);
   if (holds_mtp(stage, chunk))  // each MTP module: one more layer and its 2h x h projection
@@ -210,8 +213,8 @@ double Builder::chunk_params(std::int64_t stage, std::int64_t chunk) const {
 PassCost Builder::pass_cost(std::int64_t stage, std::int64_t chunk, bool forward) const {
   PassCost c;
   const LayerCost& lc = out_.layer.front();
-  std::array<std::int64_t, 4> k = layer_kinds(stage, chunk);
-  for (int kind = 0; kind < 4; ++kind)
+  std::array<std::int64_t, 8> k = layer_kinds(stage, chunk);
+  for (int kind = 0; kind < 8; ++kind)
     if (k[kind] > 0) {
       const LayerCost& x = kind_cost(kind);
       accumulate(c, forward ? x.forward : x.backward, static_cast<double>(k[kind]));
@@ -407,15 +410,17 @@ void Builder::build() {
   zero_sharded_ = s_.par.zero_stage >= 1;
   out_.stage_layers = cost::stage_layers(*s_.model, s_.par);
   // One cost per kind of layer the model has: its own, its leading dense layers (an MoE model's),
-  // and both again in bf16 when an fp8/fp4 run keeps some layers there.
+  // both again in bf16 when an fp8/fp4 run keeps some layers there, and all of those without
+  // recompute when full recompute covers only the first recompute_layers of each chunk.
   out_.layer.push_back(layer_cost(s_, net_));
-  kind_index_ = {0, 0, 0, 0};
+  kind_index_ = {};
   dense_model_ = spec::dense_variant(*s_.model);
   bool dense = s_.model->moe_dense_layers > 0;
   bool bf16 = (s_.train.precision == spec::Dtype::fp8 || s_.train.precision == spec::Dtype::fp4) &&
               s_.train.bf16_layers_start + s_.train.bf16_layers_end > 0;
-  for (int kind = 1; kind < 4; ++kind) {
-    if (((kind & 1) && !dense) || ((kind & 2) && !bf16)) continue;
+  bool partial = s_.train.recompute == spec::Recompute::full && s_.train.recompute_layers > 0;
+  for (int kind = 1; kind < 8; ++kind) {
+    if (((kind & 1) && !dense) || ((kind & 2) && !bf16) || ((kind & 4) && !partial)) continue;
     StepSpec v = s_;
     if (kind & 1) {
       v.model = &dense_model_;
@@ -423,6 +428,7 @@ void Builder::build() {
       v.par.etp = 0;
     }
     if (kind & 2) v.train.precision = spec::Dtype::bf16;
+    if (kind & 4) v.train.recompute = spec::Recompute::none;
     kind_index_[kind] = static_cast<int>(out_.layer.size());
     out_.layer.push_back(layer_cost(v, net_));
   }

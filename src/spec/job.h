@@ -60,6 +60,9 @@ struct Training {
   /// Activations of the model's first `offload_layers` layers moved to host memory after their
   /// forward and back before their backward (Megatron-Core --cpu-offloading-num-layers).
   std::int64_t offload_layers = 0;
+  /// With full recompute: how many layers of each pipeline chunk recompute (Megatron-Core
+  /// --recompute-method block --recompute-num-layers N: the chunk's first N); 0 = all of them.
+  std::int64_t recompute_layers = 0;
   bool operator==(const Training&) const = default;
 };
 

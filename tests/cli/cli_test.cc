@@ -478,3 +478,24 @@ TEST_CASE("cli simulate: activation offload to host memory, fp8-saved activation
   CHECK(run_json(h + " --precision fp8").at("memory").at("activations_bytes").get<double>() <
         run_json(h).at("memory").at("activations_bytes").get<double>());
 }
+
+TEST_CASE("cli simulate: full recompute of the first N layers of each chunk", "[cli]") {
+  // Llama 3.1 405B on 256 GB200s (TP 4, PP 16, VP 4: 2 layers per chunk): recomputing one layer
+  // of each chunk sits between none and all, in time and in activation memory.
+  std::string job = "simulate --model llama3-405b --cluster gb200-nvl72 --gpus 256 --tp 4 --pp 16 --vp 4 --sp --gbs 1536 "
+                    "--seq 8192 --precision fp8 --json";
+  json none = run_json(job + " --recompute none"), all = run_json(job + " --recompute full"),
+       one = run_json(job + " --recompute full --recompute-layers 1");
+  CHECK(one.at("config").at("recompute_layers") == 1);
+  CHECK(one.at("step_time_s").get<double>() > none.at("step_time_s").get<double>());
+  CHECK(one.at("step_time_s").get<double>() < all.at("step_time_s").get<double>());
+  double act = one.at("memory").at("activations_bytes").get<double>();
+  CHECK(act < none.at("memory").at("activations_bytes").get<double>());
+  CHECK(act > all.at("memory").at("activations_bytes").get<double>());
+  check_bad(job + " --recompute selective --recompute-layers 1", Contains("--recompute-layers: expected --recompute full"));
+  // --recompute auto picks the least that fits, partial full included, and says which.
+  auto r = run_dtsim("simulate --model llama3-405b --cluster gb200-nvl72 --gpus 256 --tp 4 --pp 16 --vp 4 --sp --gbs 1536 "
+                     "--seq 8192 --precision fp8 --recompute auto");
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Contains("recompute auto -> "));
+}
