@@ -69,6 +69,7 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
   p.calibration = profile ? *profile : spec::load_calibration(p.cluster.calibration, file + ":" + vc.pointer + "/cluster");
   if (rc.moe_dispatcher) p.stack.software.moe_dispatcher = *rc.moe_dispatcher;
   if (rc.moe_a2a_overlap) p.stack.software.moe_a2a_overlap = *rc.moe_a2a_overlap;
+  if (rc.cuda_graphs) p.stack.software.cuda_graphs = *rc.cuda_graphs;
   const spec::Software& sw = p.stack.software;
   rc.train.grad_dtype = spec::main_grad_dtype(sw, rc.train.precision);
   if (rc.auto_recompute) pick_recompute(rc, p.cluster, sw.attention);

@@ -114,6 +114,9 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
                  "Activations of the first N layers offloaded to host memory between forward and backward "
                  "(Megatron-Core --cpu-offloading-num-layers)")
       ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--cuda-graphs", f.cuda_graphs,
+                 "none|full_iteration|SCOPES: CUDA-graph-captured work costs no host time; SCOPES among attn, "
+                 "moe_router, moe_preprocess joined by commas (default: the stack's)");
   app.add_option("--fp8-param-gather", f.fp8_param_gather,
                  "on|off: fp8 runs keep parameters in fp8 and all-gather them in fp8 (default: the stack's)");
   app.add_option("--fp8-recipe", f.fp8_recipe,
@@ -162,6 +165,7 @@ spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
   s.overlap_param_gather = on_off("--overlap-param-gather", f.overlap_param_gather, d.overlap_param_gather);
   s.overlap_p2p_comm = on_off("--overlap-p2p-comm", f.overlap_p2p_comm, d.overlap_p2p_comm);
   s.moe_a2a_overlap = on_off("--moe-a2a-overlap", f.moe_a2a_overlap, d.moe_a2a_overlap);
+  if (!f.cuda_graphs.empty()) s.cuda_graphs = spec::parse_cuda_graphs(f.cuda_graphs, "--cuda-graphs");
   if (!f.moe_dispatcher.empty()) {
     const spec::MoeDispatcher all[] = {spec::MoeDispatcher::alltoall, spec::MoeDispatcher::allgather,
                                        spec::MoeDispatcher::flex};

@@ -23,6 +23,7 @@ nlohmann::json config_json(const JobView& j) {
           {"overlap_grad_reduce", j.software.overlap_grad_reduce},
           {"overlap_param_gather", j.software.overlap_param_gather},
           {"overlap_p2p_comm", j.software.overlap_p2p_comm}, {"fp8_recipe", spec::to_string(j.software.fp8_recipe)},
+          {"cuda_graphs", spec::to_string(j.software.cuda_graphs)},
           {"stage_layers", cost::stage_layers(*j.model, j.par)}};
 }
 
@@ -47,7 +48,8 @@ std::string layout_line(const JobView& j) {
          ", tp-comm-overlap " + (j.software.tp_comm_overlap ? "on" : "off") + ", overlap-grad-reduce " +
          (j.software.overlap_grad_reduce ? "on" : "off") + ", overlap-param-gather " +
          (j.software.overlap_param_gather ? "on" : "off") + ", overlap-p2p-comm " +
-         (j.software.overlap_p2p_comm ? "on" : "off") + " (calibration " + j.calibration + ")\n";
+         (j.software.overlap_p2p_comm ? "on" : "off") + ", cuda-graphs " + spec::to_string(j.software.cuda_graphs) +
+         " (calibration " + j.calibration + ")\n";
 }
 
 std::string header(const JobView& j) {

@@ -7,7 +7,7 @@ namespace dtsim::schedule {
 const char* to_string(Category c) {
   static constexpr const char* kNames[kCategories] = {"compute",   "recompute", "tp_comm",   "cp_comm",
                                                       "ep_comm",   "pp_comm",   "pp_bubble", "dp_comm_exposed",
-                                                      "optimizer", "other"};
+                                                      "optimizer", "host", "other"};
   return kNames[static_cast<std::size_t>(c)];
 }
 

@@ -16,9 +16,9 @@ namespace dtsim::schedule {
 
 /// Where step time goes (DESIGN.md: the `breakdown` of `dtsim simulate`).
 enum class Category : std::uint8_t {
-  compute, recompute, tp_comm, cp_comm, ep_comm, pp_comm, pp_bubble, dp_comm_exposed, optimizer, other
+  compute, recompute, tp_comm, cp_comm, ep_comm, pp_comm, pp_bubble, dp_comm_exposed, optimizer, host, other
 };
-inline constexpr std::size_t kCategories = 10;
+inline constexpr std::size_t kCategories = 11;
 [[nodiscard]] const char* to_string(Category c);
 
 /// Seconds (as clock ticks) per category.

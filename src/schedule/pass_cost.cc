@@ -178,6 +178,37 @@ void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost
   add(p, Category::dp_comm_exposed, comm - hidden + hidden * s.cal->compute.overlap_slowdown);
 }
 
+// Host (CPU) time to issue one layer's forward from Python, as Megatron-Core's Transformer
+// Engine layer spec calls it (counts read off megatron/core/transformer and moe/: TE modules and
+// PyTorch eager ops), at the cluster's per-call costs (host_issue_us, from TransformerEngine issue
+// #2053). Attention block: LayerNormLinear (QKV), DotProductAttention, Linear (projection) and
+// 4 ops (rotary embedding of q and k, bias-dropout-add, reshape). Dense MLP: LayerNormLinear (FC1),
+// Linear (FC2) and 3 ops. MoE MLP: a norm module; the router (gating GEMM and 6 ops of scores,
+// top-k and load-balancing bookkeeping); the dispatcher's preprocessing (6 ops: token counts, their
+// device-to-host copy, split sizes); permutation and all-to-all (8 ops); two GroupedLinear modules
+// with 3 ops per local expert each (torch.split and two torch.empty per GEMM, TransformerEngine
+// #1499); the activation; combine and unpermutation (6 ops); bias-dropout-add; shared experts as a
+// dense MLP. CUDA-graph-captured scopes cost nothing. The backward costs the same host time (each
+// TE module's backward is a Python autograd function) -- an assumption, not a measurement.
+Seconds layer_host_time(const StepSpec& s, const cost::LayerShape& sh) {
+  const spec::Cluster& c = *s.cluster;
+  const spec::CudaGraphs& g = s.software.cuda_graphs;
+  if (g.full_iteration || (c.host_torch_op.value() <= 0 && c.host_te_module.value() <= 0)) return Seconds{0};
+  double te = 0, ops = 0;
+  if (!g.attn) te += 3, ops += 4;
+  if (sh.experts_local > 0) {
+    te += 1;
+    if (!g.moe_router) ops += 7;
+    if (!g.moe_preprocess) ops += 6;
+    te += 2;
+    ops += 8 + 2 * 3 * sh.experts_local + 1 + 6 + 1;
+    if (sh.shared_ffn > 0) te += 2, ops += 2;
+  } else {
+    te += 2, ops += 3;
+  }
+  return c.host_te_module * te + c.host_torch_op * ops;
+}
+
 // The word embedding's (or LM head's) rows on one tensor-parallel rank.
 double vocab_rows(const StepSpec& s) {
   return static_cast<double>(s.model->vocab) / static_cast<double>(s.par.tp) * static_cast<double>(s.model->hidden);
@@ -263,6 +294,13 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   // A GPT layer's parameter tensors: QKV, projection, FC1, FC2 weights and biases and two norms'
   // weights and biases (12; gated MLPs and bias-free models differ by a few, which costs 2 us each).
   add_grad_accumulation(lc.backward, s, layer_params, 12, ctx);
+  // A pass whose host work outlasts its GPU work leaves the GPU waiting for launches: the
+  // difference is exposed (the host runs ahead otherwise; TransformerEngine #2053, #761).
+  Seconds host = layer_host_time(s, sh);
+  for (PassCost* pc : {&lc.forward, &lc.backward}) {
+    Seconds gpu = to_seconds(pc->total());
+    if (host > gpu) add(*pc, Category::host, host - gpu);
+  }
   if (s.train.offload_layers > 0 && s.cluster->host_link.value() > 0) {
     // Activation offload (Megatron-Core cpu_offloading): the layer's saved tensors go to host
     // memory over the GPU-host link during its forward and return during its backward, on copy

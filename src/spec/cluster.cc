@@ -109,6 +109,12 @@ Cluster parse_cluster(const std::string& text, const std::string& file) {
   c.fabric = read_fabric(r);
   c.calibration = r.string("calibration");
   c.host_link = gbytes_per_s(r.optional_positive("host_link_GBps").value_or(0));
+  if (r.has("host_issue_us")) {
+    ObjectReader h = r.object("host_issue_us");
+    c.host_torch_op = us(h.positive("torch_op"));
+    c.host_te_module = us(h.positive("te_module"));
+    h.finish();
+  }
   c.host_cpu = static_cast<HostCpu>(r.optional_choice("host_cpu", {"intel", "amd", "arm"}).value_or(0));
   c.source = r.optional_string("source").value_or("");
   r.skip("sources");

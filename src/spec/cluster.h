@@ -53,6 +53,10 @@ struct Cluster {
   /// GPU-host link, per GPU per direction ("host_link_GBps"; what activation offload moves over):
   /// PCIe 5.0 x16 on x86 DGX nodes, NVLink-C2C on Grace-Blackwell trays. 0: not stated.
   BytesPerSecond host_link;
+  /// Host (CPU) time to issue work to the GPU from Python, per call ("host_issue_us"): one PyTorch
+  /// eager op, and one Transformer Engine module (Linear, LayerNormLinear, DotProductAttention,
+  /// GroupedLinear). 0: not stated (no host-bound term).
+  Seconds host_torch_op, host_te_module;
   HostCpu host_cpu = HostCpu::intel;  ///< "host_cpu" (optional; intel when absent)
 
   /// GPUs sharing one NIC (>= 1).

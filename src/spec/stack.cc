@@ -53,6 +53,7 @@ Software read_software(ObjectReader r) {
   s.moe_dispatcher =
       static_cast<MoeDispatcher>(r.optional_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}).value_or(0));
   s.moe_a2a_overlap = r.optional_boolean("moe_a2a_overlap").value_or(false);
+  if (auto g = r.optional_string("cuda_graphs")) s.cuda_graphs = parse_cuda_graphs(*g, r.where("cuda_graphs"));
   r.finish();
   return s;
 }
@@ -115,6 +116,38 @@ const char* to_string(Fp8Recipe r) {
     case Fp8Recipe::mxfp8: return "mxfp8";
   }
   return "?";
+}
+
+std::string to_string(const CudaGraphs& g) {
+  if (g.full_iteration) return "full_iteration";
+  std::string s;
+  auto add = [&](bool on, const char* name) {
+    if (on) s += (s.empty() ? "" : ",") + std::string(name);
+  };
+  add(g.attn, "attn");
+  add(g.moe_router, "moe_router");
+  add(g.moe_preprocess, "moe_preprocess");
+  return s.empty() ? "none" : s;
+}
+
+CudaGraphs parse_cuda_graphs(const std::string& text, const std::string& where) {
+  CudaGraphs g;
+  if (text == "none") return g;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    std::size_t comma = text.find(',', at);
+    std::string scope = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    if (scope == "full_iteration") g.full_iteration = true;
+    else if (scope == "attn") g.attn = true;
+    else if (scope == "moe_router") g.moe_router = true;
+    else if (scope == "moe_preprocess") g.moe_preprocess = true;
+    else
+      throw SpecError(where, "expected none, full_iteration or scopes among attn, moe_router, moe_preprocess joined "
+                             "by commas, got \"" + text + "\"");
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return g;
 }
 
 const char* to_string(MoeDispatcher d) {

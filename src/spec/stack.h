@@ -51,6 +51,16 @@ enum class Fp8Recipe { delayed, current, mxfp8 };
 /// or the "flex" dispatcher (DeepEP, HybridEP), which sends a token once per destination node.
 enum class MoeDispatcher { alltoall, allgather, flex };
 
+/// Which parts of a step a stack captures in CUDA graphs (Megatron-Core cuda_graph_impl with
+/// cuda_graph_scope; Transformer Engine make_graphed_callables): captured work costs no host time.
+struct CudaGraphs {
+  bool full_iteration = false;  ///< the whole forward/backward step ("full_iteration")
+  bool attn = false;            ///< each layer's attention block
+  bool moe_router = false;      ///< the MoE router
+  bool moe_preprocess = false;  ///< the MoE dispatcher's preprocessing (token counts, splits)
+  bool operator==(const CudaGraphs&) const = default;
+};
+
 /// What a stack runs. Flags of `dtsim simulate` override each switch.
 struct Software {
   AttentionKernel attention = AttentionKernel::flash;
@@ -89,6 +99,7 @@ struct Software {
   /// Expert-parallel dispatch and combine of one micro-batch overlapped with another's compute
   /// (Megatron-Core overlap_moe_expert_parallel_comm, Megatron-Bridge moe_a2a_overlap).
   bool moe_a2a_overlap = false;
+  CudaGraphs cuda_graphs;
   bool operator==(const Software&) const = default;
 };
 
@@ -133,6 +144,11 @@ inline constexpr const char* kDefaultFramework = "megatron-core";
 [[nodiscard]] const char* to_string(MainGrads g);
 [[nodiscard]] const char* to_string(Fp8Recipe r);
 [[nodiscard]] const char* to_string(MoeDispatcher d);
+/// "none", "full_iteration", or the captured scopes joined by ",": "attn,moe_router".
+[[nodiscard]] std::string to_string(const CudaGraphs& g);
+/// Parses that form (what stack files, recipes and --cuda-graphs write); throws SpecError naming
+/// `where` for an unknown scope.
+[[nodiscard]] CudaGraphs parse_cuda_graphs(const std::string& text, const std::string& where);
 
 /// The main-grad type of `sw` for a run in `precision` (fp32, or fp16/bf16 for 16-bit runs).
 [[nodiscard]] Dtype main_grad_dtype(const Software& sw, Dtype precision);

@@ -232,6 +232,7 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
       f.moe_dispatcher = static_cast<MoeDispatcher>(*d);
     f.moe_a2a_overlap = e.optional_boolean("moe_a2a_overlap");
     f.offload_layers = e.optional_integer("offload_layers", 1, 1 << 20);
+    if (auto g = e.optional_string("cuda_graphs")) f.cuda_graphs = parse_cuda_graphs(*g, e.where("cuda_graphs"));
     f.source = e.string("source");
     static_cast<void>(e.optional_string("notes"));
     if (f.source.empty()) e.fail("source", "expected where the recipe says so (repository, path, commit), got \"\"");
@@ -286,6 +287,8 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            facts.moe_a2a_overlap.value_or(false) ? "on" : "off", recipes, facts, c);
       fill(c.offload_layers, facts.offload_layers, "offload_layers",
            facts.offload_layers ? std::to_string(*facts.offload_layers) : "", recipes, facts, c);
+      fill(c.cuda_graphs, facts.cuda_graphs, "cuda_graphs", facts.cuda_graphs ? to_string(*facts.cuda_graphs) : "",
+           recipes, facts, c);
     }
     if (!found) unmatched.push_back(id);
   }
@@ -342,6 +345,7 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   rc.train.offload_layers = c.offload_layers.value_or(0);
   rc.moe_dispatcher = c.moe_dispatcher;
   rc.moe_a2a_overlap = c.moe_a2a_overlap;
+  rc.cuda_graphs = c.cuda_graphs;
   rc.train.seq_len = c.seq_len;
   rc.train.precision = c.precision.value_or(d.precision.value_or(Dtype::bf16));
   rc.train.fp8_params = rc.train.precision == Dtype::fp8 && d.fp8_param_gather.value_or(false);

@@ -53,6 +53,7 @@ struct ValidationCase {
   std::optional<MoeDispatcher> moe_dispatcher;
   std::optional<bool> moe_a2a_overlap;
   std::optional<std::int64_t> offload_layers;  ///< activation offload (cpu_offloading_num_layers)
+  std::optional<CudaGraphs> cuda_graphs;
 };
 
 /// The whole file.
@@ -85,6 +86,7 @@ struct RecipeFacts {
   std::optional<MoeDispatcher> moe_dispatcher;
   std::optional<bool> moe_a2a_overlap;
   std::optional<std::int64_t> offload_layers;
+  std::optional<CudaGraphs> cuda_graphs;
   std::string source;
 };
 
@@ -110,6 +112,7 @@ struct ResolvedCase {
   Training train;
   std::optional<MoeDispatcher> moe_dispatcher;  ///< the recipe's, over the stack's
   std::optional<bool> moe_a2a_overlap;
+  std::optional<CudaGraphs> cuda_graphs;
   bool auto_recompute = false;         ///< recompute was null: least that fits
   std::vector<std::string> assumptions;
 };

@@ -87,9 +87,9 @@ TEST_CASE("cli simulate --json: the Megatron-LM README job", "[cli]") {
   CHECK(j.at("memory").at("fits").is_boolean());
   // DESIGN.md's ten categories, and nothing else, sum to the step time.
   const char* categories[] = {"compute", "recompute", "tp_comm", "cp_comm", "ep_comm",
-                              "pp_comm", "pp_bubble", "dp_comm_exposed", "optimizer", "other"};
+                              "pp_comm", "pp_bubble", "dp_comm_exposed", "optimizer", "host", "other"};
   const json& b = j.at("breakdown");
-  CHECK(b.size() == 10);
+  CHECK(b.size() == 11);
   double sum = 0;
   for (const char* c : categories) {
     INFO(c);
@@ -498,4 +498,24 @@ TEST_CASE("cli simulate: full recompute of the first N layers of each chunk", "[
                      "--seq 8192 --precision fp8 --recompute auto");
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Contains("recompute auto -> "));
+}
+
+TEST_CASE("cli simulate: host-bound passes and CUDA graphs", "[cli]") {
+  // Qwen3-30B-A3B (hidden 2048, 16 local experts per rank) on a GB200 tray's Grace host: issuing a
+  // layer's TE modules and PyTorch ops (TransformerEngine #2053: ~100 us per TE Linear on Grace)
+  // outlasts its GPU work, so the step shows host time; CUDA graphs of the whole iteration remove it.
+  std::string job = "simulate --model qwen3-30b-a3b --cluster gb200-nvl72 --gpus 8 --ep 8 --gbs 512 --seq 4096 --mbs 1 "
+                    "--precision fp8 --recompute none --json";
+  json eager = run_json(job), graphed = run_json(job + " --cuda-graphs full_iteration");
+  CHECK(eager.at("breakdown").at("host").get<double>() > 0);
+  CHECK(graphed.at("breakdown").at("host").get<double>() == 0);
+  CHECK(graphed.at("config").at("cuda_graphs") == "full_iteration");
+  CHECK(graphed.at("step_time_s").get<double>() < eager.at("step_time_s").get<double>());
+  // Capturing the router and the dispatcher's preprocessing leaves less to issue.
+  double scoped = run_json(job + " --cuda-graphs moe_router,moe_preprocess").at("breakdown").at("host").get<double>();
+  CHECK(scoped < eager.at("breakdown").at("host").get<double>());
+  check_bad(job + " --cuda-graphs layers", Contains("--cuda-graphs: expected none, full_iteration or scopes"));
+  // A large dense layer is GPU-bound: no host time.
+  CHECK(run_json("simulate --model llama3-70b --cluster dgx-h100 --gpus 64 --tp 4 --pp 4 --gbs 128 --seq 8192 --sp --json")
+            .at("breakdown").at("host").get<double>() == 0);
 }
