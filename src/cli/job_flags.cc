@@ -146,6 +146,27 @@ calibrate::Uncertainty job_uncertainty(const JobFlags& f, const spec::Cluster& c
                                              .precision = calibrate::precision_class(precision), .gpus = gpus});
 }
 
+namespace {
+
+// A flag naming one of `all` by its to_string name; empty leaves `out` as it is.
+template <typename E>
+void enum_flag(const std::string& flag, const std::string& value, std::initializer_list<E> all, E& out) {
+  if (value.empty()) return;
+  std::string names;
+  for (E e : all) {
+    if (value == spec::to_string(e)) {
+      out = e;
+      return;
+    }
+    names += (names.empty() ? "" : ", ") + std::string(spec::to_string(e));
+  }
+  std::size_t last = names.rfind(", ");
+  if (last != std::string::npos) names.replace(last, 2, " or ");
+  throw SpecError(flag, "expected " + names + ", got \"" + value + "\"");
+}
+
+}  // namespace
+
 spec::Dtype precision(const JobFlags& f) { return parse_dtype("--precision", f.precision, true); }
 
 spec::Dtype grad_dtype(const JobFlags& f, const spec::Software& sw, spec::Dtype precision) {
@@ -166,22 +187,11 @@ spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
   s.overlap_p2p_comm = on_off("--overlap-p2p-comm", f.overlap_p2p_comm, d.overlap_p2p_comm);
   s.moe_a2a_overlap = on_off("--moe-a2a-overlap", f.moe_a2a_overlap, d.moe_a2a_overlap);
   if (!f.cuda_graphs.empty()) s.cuda_graphs = spec::parse_cuda_graphs(f.cuda_graphs, "--cuda-graphs");
-  if (!f.moe_dispatcher.empty()) {
-    const spec::MoeDispatcher all[] = {spec::MoeDispatcher::alltoall, spec::MoeDispatcher::allgather,
-                                       spec::MoeDispatcher::flex};
-    auto it = std::find_if(std::begin(all), std::end(all),
-                           [&](spec::MoeDispatcher x) { return f.moe_dispatcher == spec::to_string(x); });
-    if (it == std::end(all))
-      throw SpecError("--moe-dispatcher", "expected alltoall, allgather or flex, got \"" + f.moe_dispatcher + "\"");
-    s.moe_dispatcher = *it;
-  }
-  if (!f.fp8_recipe.empty()) {
-    const spec::Fp8Recipe all[] = {spec::Fp8Recipe::delayed, spec::Fp8Recipe::current, spec::Fp8Recipe::mxfp8};
-    auto it = std::find_if(std::begin(all), std::end(all), [&](spec::Fp8Recipe r) { return f.fp8_recipe == spec::to_string(r); });
-    if (it == std::end(all))
-      throw SpecError("--fp8-recipe", "expected delayed, current or mxfp8, got \"" + f.fp8_recipe + "\"");
-    s.fp8_recipe = *it;
-  }
+  enum_flag("--moe-dispatcher", f.moe_dispatcher,
+            {spec::MoeDispatcher::alltoall, spec::MoeDispatcher::allgather, spec::MoeDispatcher::flex},
+            s.moe_dispatcher);
+  enum_flag("--fp8-recipe", f.fp8_recipe, {spec::Fp8Recipe::delayed, spec::Fp8Recipe::current, spec::Fp8Recipe::mxfp8},
+            s.fp8_recipe);
   return s;
 }
 
