@@ -233,6 +233,7 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
     f.moe_a2a_overlap = e.optional_boolean("moe_a2a_overlap");
     f.offload_layers = e.optional_integer("offload_layers", 1, 1 << 20);
     if (auto g = e.optional_string("cuda_graphs")) f.cuda_graphs = parse_cuda_graphs(*g, e.where("cuda_graphs"));
+    f.mtp_layers = e.optional_integer("mtp_layers", 0, 64);
     f.source = e.string("source");
     static_cast<void>(e.optional_string("notes"));
     if (f.source.empty()) e.fail("source", "expected where the recipe says so (repository, path, commit), got \"\"");
@@ -289,6 +290,8 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            facts.offload_layers ? std::to_string(*facts.offload_layers) : "", recipes, facts, c);
       fill(c.cuda_graphs, facts.cuda_graphs, "cuda_graphs", facts.cuda_graphs ? to_string(*facts.cuda_graphs) : "",
            recipes, facts, c);
+      fill(c.mtp_layers, facts.mtp_layers, "mtp_layers", facts.mtp_layers ? std::to_string(*facts.mtp_layers) : "",
+           recipes, facts, c);
     }
     if (!found) unmatched.push_back(id);
   }
@@ -321,6 +324,7 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
       it = it->starts_with("architecture:") || it->starts_with("vocab null") ? rc.assumptions.erase(it) : it + 1;
     rc.assumptions.push_back(remark);
   }
+  if (c.mtp_layers) m.mtp_layers = *c.mtp_layers;
   rc.par = Parallel{.tp = c.tp, .pp = c.pp, .dp = c.dp, .cp = c.cp, .ep = c.ep, .vp = c.vp};
   // A null field takes the stack's recipe default, else the README's generic rule.
   const StackDefaults& d = stack.defaults;

@@ -54,6 +54,7 @@ struct ValidationCase {
   std::optional<bool> moe_a2a_overlap;
   std::optional<std::int64_t> offload_layers;  ///< activation offload (cpu_offloading_num_layers)
   std::optional<CudaGraphs> cuda_graphs;
+  std::optional<std::int64_t> mtp_layers;  ///< the run's MTP modules, when it differs from the preset's
 };
 
 /// The whole file.
@@ -87,6 +88,7 @@ struct RecipeFacts {
   std::optional<bool> moe_a2a_overlap;
   std::optional<std::int64_t> offload_layers;
   std::optional<CudaGraphs> cuda_graphs;
+  std::optional<std::int64_t> mtp_layers;
   std::string source;
 };
 
