@@ -85,3 +85,27 @@ TEST_CASE("spec::load_model: missing files and unknown presets", "[spec]") {
                     Catch::Matchers::StartsWith("--model: expected a preset name (") &&
                         Catch::Matchers::EndsWith(") or a file path, got \"no-such-model\""));
 }
+
+TEST_CASE("spec::parse_model: MoE layout fields (dense layers, MLA, MTP, windows)", "[spec]") {
+  std::string moe = R"("moe_experts": 8, "moe_topk": 2, "moe_ffn_hidden": 1024)";
+  auto m = parse_model(gpt3(moe + R"(, "moe_dense_layers": 3, "mtp_layers": 1, "sliding_window": 128,
+      "sliding_window_full_every": 2, "mla": {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+      "qk_rope_head_dim": 64, "v_head_dim": 128})"), "m.json");
+  CHECK(m.moe_dense_layers == 3);
+  CHECK(m.moe_layers() == 93);
+  CHECK(m.mtp_layers == 1);
+  CHECK(m.mla.on());
+  CHECK(m.qk_head_dim() == 192);
+  CHECK(m.v_head_dim() == 128);
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("moe_dense_layers": 2)"), "m.json"),
+                    Equals("m.json:/moe_dense_layers: expected 0 or absent for a dense model (no moe_experts), got 2"));
+  CHECK_THROWS_WITH(parse_model(gpt3(moe + R"(, "moe_dense_layers": 96)"), "m.json"),
+                    Equals("m.json:/moe_dense_layers: expected fewer than layers (96), got 96"));
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("mla": {"kv_lora_rank": 512})"), "m.json"),
+                    Equals("m.json:/mla/qk_nope_head_dim: missing required key"));
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("sliding_window_full_every": 2)"), "m.json"),
+                    Equals("m.json:/sliding_window: missing required key (sliding_window_full_every is set)"));
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("mla": {"kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+      "v_head_dim": 128, "rank": 1})"), "m.json"),
+                    Catch::Matchers::StartsWith("m.json:/mla/rank: unknown key"));
+}
