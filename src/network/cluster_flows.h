@@ -1,0 +1,50 @@
+#pragma once
+// The links a job's transfers cross on a cluster, and their paths, for the SimGrid backend: each
+// GPU's NVLink port into its NVLink domain's switches (non-blocking inside), each host NIC, and the
+// leaf switches' uplinks into a non-blocking spine (their capacity cut by the level's
+// oversubscription). Ranks sit in Megatron order on hosts of gpus_per_node, NVLink domains as
+// spec::Cluster::domain_ranks places them, GPU-to-NIC as the cluster maps them; with a
+// rail-optimized fabric NIC k of every host hangs off the leaves of rail k.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "network/flows.h"
+#include "spec/cluster.h"
+
+namespace dtsim::network {
+
+class ClusterFlows {
+ public:
+  /// `gpus`: the job's size (its placement over NVLink domains). Link rates are the cluster's
+  /// times `intra_efficiency` (NVLink) and `inter_efficiency` (NICs and fabric): the share of the
+  /// wire a collective's protocol reaches (the calibration's bandwidth_efficiency).
+  ClusterFlows(const spec::Cluster& c, std::int64_t gpus, double intra_efficiency, double inter_efficiency);
+
+  /// A flow of `bytes` from rank `src` to rank `dst` (both < gpus, distinct).
+  [[nodiscard]] FlowSpec flow(std::int64_t src, std::int64_t dst, double bytes);
+  [[nodiscard]] const std::vector<LinkSpec>& links() const { return links_; }
+  /// Host (NIC-owning node) and leaf switch of a rank, for tests and reports.
+  [[nodiscard]] std::int64_t host_of(std::int64_t rank) const { return rank / c_.gpus_per_node; }
+  [[nodiscard]] std::int64_t leaf_of(std::int64_t rank) const;
+
+ private:
+  std::size_t link(const std::string& name, double bytes_per_s);
+  std::int64_t nic_of(std::int64_t rank) const;
+
+  const spec::Cluster& c_;
+  std::int64_t domain_ = 1;         ///< ranks per NVLink domain for this job
+  std::int64_t nics_per_leaf_ = 1;  ///< NICs one leaf switch connects downward
+  double intra_ = 0, inter_ = 0;    ///< link rates, bytes/s
+  double leaf_up_ = 0;              ///< a leaf's uplink capacity per direction, bytes/s
+  std::vector<LinkSpec> links_;
+  std::map<std::string, std::size_t> index_;
+};
+
+/// Time of a ring collective over `ranks` (in ring order) moving `bytes_per_rank` from each rank
+/// to the next, all at once (the ring's steps fused into one flow per rank: its bandwidth share
+/// is that of every step): the slowest flow's completion.
+[[nodiscard]] double ring_time(ClusterFlows& net, const std::vector<std::int64_t>& ranks, double bytes_per_rank);
+
+}  // namespace dtsim::network

@@ -1,0 +1,73 @@
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "helpers.h"
+#include "network/cluster_flows.h"
+#include "network/flows.h"
+#include "spec/load.h"
+
+using namespace dtsim;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+// One GPU per host, one NIC, a fat tree of radix-4 leaves whose oversubscription is `taper`.
+spec::Cluster tiny(double taper) {
+  std::string text = R"({"name": "tiny", "gpu": "h100-sxm5-80gb", "gpus_per_node": 1,
+    "intra_node": {"fabric": "nvswitch", "bandwidth_GBps": 450, "latency_us": 0.6},
+    "nics_per_node": 1, "nic_bandwidth_Gbps": 400, "nic_latency_us": 2.7, "rail_optimized": false,
+    "gpu_to_nic": [0], "fabric": [{"switch_radix": 4, "oversubscription": TAPER, "hop_latency_us": 0.1},
+                                  {"switch_radix": 4, "oversubscription": 1.0, "hop_latency_us": 0.1}],
+    "calibration": "dgx-h100"})";
+  text.replace(text.find("TAPER"), 5, std::to_string(taper));
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  return spec::parse_cluster(text, "tiny.json");
+}
+
+}  // namespace
+
+TEST_CASE("network::simulate_flows: max-min shares computed by hand", "[network]") {
+  // Link 0: 100 GB/s shared by both flows; link 1: 30 GB/s on flow B's path only. Max-min: B is
+  // held to 30 by link 1, A takes the other 70; when A is done B stays at 30.
+  std::vector<network::LinkSpec> links{{100e9, 0.0}, {30e9, 0.0}};
+  std::vector<network::FlowSpec> flows{{.path = {0}, .bytes = 1e9}, {.path = {0, 1}, .bytes = 1e9}};
+  std::vector<double> t = network::simulate_flows(links, flows);
+  REQUIRE(t.size() == 2);
+  CHECK_THAT(t[0], WithinRel(1e9 / 70e9, 1e-6));
+  CHECK_THAT(t[1], WithinRel(1e9 / 30e9, 1e-6));
+  // A lone flow: latency plus size over bandwidth (CM02 without cross-traffic), every call anew.
+  std::vector<double> lone = network::simulate_flows({{50e9, 2e-6}}, {{.path = {0}, .bytes = 5e8}});
+  CHECK_THAT(lone[0], WithinRel(2e-6 + 5e8 / 50e9, 1e-6));
+  CHECK_THROWS_AS(network::simulate_flows(links, {{.path = {2}, .bytes = 1}}), std::invalid_argument);
+}
+
+TEST_CASE("network::ClusterFlows: a ring on a non-blocking DGX H100 pair is bounded by one NIC", "[network]") {
+  // 16 ranks on 2 DGX H100 nodes: the ring crosses nodes twice, each time through one 400 Gb/s
+  // NIC; NVLink hops are 9x faster. Every rank sends 2(n-1)/n of 1 GiB (all-reduce).
+  spec::Cluster c = spec::load_cluster(test::source_path("topologies/dgx-h100.json"));
+  network::ClusterFlows net(c, 16, 1.0, 1.0);
+  std::vector<std::int64_t> ring;
+  for (std::int64_t r = 0; r < 16; ++r) ring.push_back(r);
+  double bytes = 2.0 * 15 / 16 * 1073741824.0;
+  CHECK_THAT(network::ring_time(net, ring, bytes), WithinRel(bytes / 50e9, 1e-6));
+  CHECK(net.host_of(9) == 1);
+}
+
+TEST_CASE("network::ClusterFlows: a tapered leaf halves two flows that cross it", "[network]") {
+  // Radix-4 leaves: 1:1 gives 2 NICs down / 2 up; 3:1 gives 3 down and one NIC's worth up. Hosts
+  // 0 and 1 share a leaf and send to hosts 3 and 4 on the next one at once.
+  auto both = [](double taper) {
+    spec::Cluster c = tiny(taper);
+    network::ClusterFlows net(c, 6, 1.0, 1.0);
+    std::vector<network::FlowSpec> flows{net.flow(0, 3, 1e9), net.flow(1, 4, 1e9)};
+    std::vector<double> t = network::simulate_flows(net.links(), flows);
+    return std::max(t[0], t[1]);
+  };
+  double flat = both(1.0), tapered = both(3.0);
+  CHECK_THAT(flat, WithinRel(1e9 / 50e9, 1e-6));
+  CHECK_THAT(tapered, WithinRel(2 * 1e9 / 50e9, 1e-6));  // one NIC's worth of uplink, shared by two
+  CHECK(tapered >= flat);
+}
