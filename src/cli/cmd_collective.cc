@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "core/errors.h"
 #include "cost/collective.h"
+#include "network/cluster_flows.h"
 #include "report/table.h"
 #include "spec/calibration.h"
 #include "spec/load.h"
@@ -31,6 +32,7 @@ struct CollectiveArgs {
   std::int64_t gpus = 0;
   std::int64_t ranks_per_node = 0;
   std::string nccl_tests;
+  std::string network = "analytical";
   bool json = false;
 };
 
@@ -71,6 +73,26 @@ struct Row {
   cost::CollectiveEstimate est;
 };
 
+// The estimate of one size on the chosen network: the analytical model's pick, or (--network
+// simgrid) its ring/Simple entry with the bandwidth shared by SimGrid (network/cluster_flows.h).
+cost::CollectiveEstimate estimate(const CollectiveArgs& a, cost::Collective op, std::int64_t bytes,
+                                  const topology::GroupShape& g, const spec::Cluster& c, const spec::Calibration& cal) {
+  Bytes size(static_cast<double>(bytes));
+  if (a.network == "analytical") return cost::collective_time(op, size, g, c, cal.collectives);
+  double t = network::ring_collective_time(c, cal.collectives, op, size.value(), g.ranks, g.ranks_per_node);
+  return {.time = Seconds(t), .algo = spec::CollAlgo::ring, .protocol = spec::Protocol::simple, .hierarchical = false,
+          .bus_bandwidth = t > 0 ? (size * cost::bus_factor(op, g.ranks)) / Seconds(t) : BytesPerSecond(0.0)};
+}
+
+void check_network(const CollectiveArgs& a, cost::Collective op) {
+  if (a.network != "analytical" && a.network != "simgrid")
+    throw SpecError("--network", "expected analytical or simgrid, got \"" + a.network + "\"");
+  if (a.network == "simgrid" && op != cost::Collective::all_reduce && op != cost::Collective::all_gather &&
+      op != cost::Collective::reduce_scatter)
+    throw SpecError("--network", std::string("expected all_reduce, all_gather or reduce_scatter with simgrid (rings), "
+                                             "got --op ") + cost::to_string(op));
+}
+
 // "none" for a communicator of one rank, which moves nothing.
 std::string algorithm_name(cost::Collective op, const cost::CollectiveEstimate& e) {
   if (e.time.value() <= 0) return "none";
@@ -90,6 +112,7 @@ std::string render_json(const CollectiveArgs& a, cost::Collective op, const topo
                         const std::vector<Row>& rows) {
   nlohmann::json j{{"cluster", a.cluster}, {"op", cost::to_string(op)}, {"gpus", a.gpus},
                    {"ranks_per_node", g.ranks_per_node}, {"nodes", g.nodes}, {"calibration", a.calibration}};
+  j["network"] = a.network;
   j["rows"] = nlohmann::json::array();
   for (const Row& r : rows)
     j["rows"].push_back({{"bytes", r.bytes}, {"time_us", to_us(r.est.time)}, {"algbw_GBps", algbw_gbps(r)},
@@ -102,7 +125,7 @@ std::string render_json(const CollectiveArgs& a, cost::Collective op, const topo
 std::string render_text(const CollectiveArgs& a, cost::Collective op, const topology::GroupShape& g,
                         const std::vector<Row>& rows) {
   std::string out = std::string("# ") + cost::to_string(op) + " on " + a.cluster + " (calibration " + a.calibration +
-                    "): " + std::to_string(a.gpus) + " GPUs, " + std::to_string(g.ranks_per_node) + " per node, " +
+                    (a.network == "simgrid" ? ", network simgrid" : "") + "): " + std::to_string(a.gpus) + " GPUs, " + std::to_string(g.ranks_per_node) + " per node, " +
                     std::to_string(g.nodes) + (g.nodes == 1 ? " node" : " nodes") + "\n";
   out += "# predicted; busbw = algbw x " + report::fixed(cost::bus_factor(op, a.gpus), 4) +
          " (nccl-tests doc/PERFORMANCE.md)\n";
@@ -149,8 +172,9 @@ int compare(CollectiveArgs a) {
   a.ranks_per_node = *log.ranks_per_node;
   topology::GroupShape g = communicator(c, a);
   std::vector<Row> rows;
+  check_network(a, log.collective);
   for (const auto& x : m)
-    rows.push_back({static_cast<std::int64_t>(x.bytes), cost::collective_time(x.op, Bytes(x.bytes), g, c, cal.collectives)});
+    rows.push_back({static_cast<std::int64_t>(x.bytes), estimate(a, x.op, static_cast<std::int64_t>(x.bytes), g, c, cal)});
   double med = median_error(m, rows);
   if (a.json) {
     nlohmann::json j = nlohmann::json::parse(render_json(a, log.collective, g, rows));
@@ -196,10 +220,10 @@ int run(CollectiveArgs a) {
   spec::Cluster c = spec::load_cluster(a.cluster);
   if (a.calibration.empty()) a.calibration = c.calibration;
   spec::Calibration cal = spec::load_calibration(a.calibration);
+  check_network(a, *op);
   topology::GroupShape g = communicator(c, a);
   std::vector<Row> rows;
-  for (std::int64_t s = lo; s <= hi; s *= 2)
-    rows.push_back({s, cost::collective_time(*op, Bytes(static_cast<double>(s)), g, c, cal.collectives)});
+  for (std::int64_t s = lo; s <= hi; s *= 2) rows.push_back({s, estimate(a, *op, s, g, c, cal)});
   std::cout << (a.json ? render_json(a, *op, g, rows) : render_text(a, *op, g, rows));
   return 0;
 }
@@ -220,6 +244,9 @@ void add_collective(CLI::App& app, Action& action) {
   cmd->add_option("--nccl-tests", args->nccl_tests,
                   "Compare with this nccl-tests output: its collective, ranks and sizes (--op, --gpus, "
                   "--ranks-per-node supply what it does not say)");
+  cmd->add_option("--network", args->network,
+                  "analytical|simgrid: price with the analytical model's pick, or a ring whose bandwidth sharing "
+                  "SimGrid simulates on the cluster's links (all_reduce, all_gather, reduce_scatter)");
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->callback([args, &action] { action = [args] { return run(*args); }; });
 }

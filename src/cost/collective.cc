@@ -255,6 +255,17 @@ std::vector<CollectiveEstimate> collective_candidates(Collective op, Bytes size,
   return out;
 }
 
+Seconds ring_latency(Collective op, const GroupShape& group, const spec::Cluster& cluster,
+                     const spec::CollectiveCalibration& cal) {
+  if (group.ranks <= 1) return Seconds{0};
+  Context x{op, group, cluster, cal, group_links(group, cluster)};
+  std::optional<Seconds> t = price(x, CollAlgo::ring, Protocol::simple, ring_pass(op, 0.0, group));
+  if (!t)
+    throw SpecError(std::string("calibration:/collectives/") + (group.nodes > 1 ? "inter_node" : "intra_node"),
+                    std::string("expected a ring Simple entry for ") + to_string(op) + ", got none");
+  return *t;
+}
+
 CollectiveEstimate collective_time(Collective op, Bytes size, const GroupShape& group, const spec::Cluster& cluster,
                                    const spec::CollectiveCalibration& cal) {
   if (group.ranks <= 1 || size.value() <= 0) return make_estimate(op, size, group.ranks, Seconds(0.0),

@@ -36,6 +36,11 @@ struct CollectiveEstimate {
 /// Every (algorithm, protocol) the calibration and cluster allow for `op` on `group`, each
 /// priced; `size` follows nccl-tests: all_gather / reduce_scatter the full gathered buffer,
 /// all_to_all the per-rank send buffer, send_recv the bytes sent. Empty for one rank.
+/// The latency terms of the ring/Simple algorithm for `op` on `group` (base, per-step and hop
+/// latencies, no bytes): what a flow-level backend adds to the time its flows take.
+[[nodiscard]] Seconds ring_latency(Collective op, const topology::GroupShape& group, const spec::Cluster& cluster,
+                                   const spec::CollectiveCalibration& cal);
+
 [[nodiscard]] std::vector<CollectiveEstimate> collective_candidates(Collective op, Bytes size,
                                                                     const topology::GroupShape& group,
                                                                     const spec::Cluster& cluster,

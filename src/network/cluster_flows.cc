@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "cost/collective.h"
+#include "topology/placement.h"
+
 namespace dtsim::network {
 
 ClusterFlows::ClusterFlows(const spec::Cluster& c, std::int64_t gpus, double intra_efficiency, double inter_efficiency)
@@ -62,6 +65,48 @@ double ring_time(ClusterFlows& net, const std::vector<std::int64_t>& ranks, doub
     flows.push_back(net.flow(ranks[i], ranks[(i + 1) % ranks.size()], bytes_per_rank));
   std::vector<double> done = simulate_flows(net.links(), flows);
   return *std::max_element(done.begin(), done.end());
+}
+
+}  // namespace dtsim::network
+
+namespace dtsim::network {
+
+double ring_collective_time(const spec::Cluster& c, const spec::CollectiveCalibration& cal, spec::Collective op,
+                            double size, std::int64_t ranks, std::int64_t ranks_per_node) {
+  using spec::CollAlgo;
+  using spec::Protocol;
+  double n = static_cast<double>(ranks), share = 0;
+  switch (op) {
+    case spec::Collective::all_reduce: share = 2 * (n - 1) / n; break;
+    case spec::Collective::all_gather:
+    case spec::Collective::reduce_scatter: share = (n - 1) / n; break;
+    default:
+      throw std::invalid_argument(std::string("network::ring_collective_time: ") + spec::to_string(op) +
+                                  " is not a ring collective");
+  }
+  if (ranks < 2) return 0.0;
+  bool inter = ranks > ranks_per_node;
+  const spec::ProtocolCost& intra = cal.at(op, false, CollAlgo::ring, Protocol::simple);
+  const spec::ProtocolCost& net = cal.at(op, true, CollAlgo::ring, Protocol::simple);
+  // The communicator's ranks sit ranks_per_node to a node, on the first GPUs of each. Across nodes
+  // NCCL splits the data over channels, one ring per NIC a node's ranks reach: ring j visits each
+  // node's ranks from local rank j round to j - 1 and leaves through the NIC of that last one, so
+  // every NIC carries one ring out and one in (NCCL graph/rings.cc connects rings rail to rail).
+  std::int64_t nodes = (ranks + ranks_per_node - 1) / ranks_per_node;
+  ClusterFlows net_flows(c, nodes * c.gpus_per_node, intra.bandwidth_efficiency, net.bandwidth_efficiency);
+  std::int64_t channels = inter ? std::max<std::int64_t>(1, std::min(c.nics_per_node, ranks_per_node)) : 1;
+  std::vector<FlowSpec> flows;
+  for (std::int64_t j = 0; j < channels; ++j) {
+    std::vector<std::int64_t> ring;
+    for (std::int64_t m = 0; m < nodes; ++m)
+      for (std::int64_t i = 0; i < ranks_per_node; ++i)
+        ring.push_back(m * c.gpus_per_node + (j + i) % ranks_per_node);
+    for (std::size_t i = 0; i < ring.size(); ++i)
+      flows.push_back(net_flows.flow(ring[i], ring[(i + 1) % ring.size()], share * size / static_cast<double>(channels)));
+  }
+  std::vector<double> done = simulate_flows(net_flows.links(), flows);
+  Seconds latency = cost::ring_latency(op, topology::flat_group_shape(c, ranks, ranks_per_node), c, cal);
+  return latency.value() + *std::max_element(done.begin(), done.end());
 }
 
 }  // namespace dtsim::network

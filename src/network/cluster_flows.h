@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "network/flows.h"
+#include "spec/calibration.h"
 #include "spec/cluster.h"
 
 namespace dtsim::network {
@@ -46,5 +47,19 @@ class ClusterFlows {
 /// to the next, all at once (the ring's steps fused into one flow per rank: its bandwidth share
 /// is that of every step): the slowest flow's completion.
 [[nodiscard]] double ring_time(ClusterFlows& net, const std::vector<std::int64_t>& ranks, double bytes_per_rank);
+
+}  // namespace dtsim::network
+
+namespace dtsim::network {
+
+/// A ring collective (all_reduce, all_gather or reduce_scatter) of `size` bytes over a flat
+/// communicator of `ranks` GPUs, `ranks_per_node` on each node (as nccl-tests runs), priced on
+/// SimGrid: link rates cut by the profile's ring/Simple bandwidth efficiency for `op` (NVLink and
+/// network entries), the ring's steps fused into one flow per rank, plus the profile's base and
+/// per-step latencies -- the analytical ring's terms, with the bandwidth shared by SimGrid
+/// instead of assumed. Throws std::invalid_argument for another collective.
+[[nodiscard]] double ring_collective_time(const spec::Cluster& c, const spec::CollectiveCalibration& cal,
+                                          spec::Collective op, double size, std::int64_t ranks,
+                                          std::int64_t ranks_per_node);
 
 }  // namespace dtsim::network

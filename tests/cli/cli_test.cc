@@ -519,3 +519,16 @@ TEST_CASE("cli simulate: host-bound passes and CUDA graphs", "[cli]") {
   CHECK(run_json("simulate --model llama3-70b --cluster dgx-h100 --gpus 64 --tp 4 --pp 4 --gbs 128 --seq 8192 --sp --json")
             .at("breakdown").at("host").get<double>() == 0);
 }
+
+TEST_CASE("cli collective --network simgrid: rings whose bandwidth SimGrid shares", "[cli]") {
+  std::string base = "collective --cluster dgx-h100 --op all_reduce --gpus 16 --min-bytes 1G --max-bytes 1G --json";
+  json sg = run_json(base + " --network simgrid"), an = run_json(base);
+  CHECK(sg.at("network") == "simgrid");
+  CHECK(an.at("network") == "analytical");
+  CHECK(sg.at("rows").at(0).at("algorithm") == "ring");
+  // The analytical model picks NVLS here, faster than any ring.
+  CHECK(sg.at("rows").at(0).at("time_us").get<double>() > an.at("rows").at(0).at("time_us").get<double>());
+  check_bad(base + " --network ns3", Contains("--network: expected analytical or simgrid"));
+  check_bad("collective --cluster dgx-h100 --op all_to_all --gpus 16 --network simgrid",
+            Contains("--network: expected all_reduce, all_gather or reduce_scatter with simgrid"));
+}

@@ -4,10 +4,13 @@
 #include <string>
 #include <vector>
 
+#include "core/units.h"
+#include "cost/collective.h"
 #include "helpers.h"
 #include "network/cluster_flows.h"
 #include "network/flows.h"
 #include "spec/load.h"
+#include "topology/placement.h"
 
 using namespace dtsim;
 using Catch::Matchers::WithinRel;
@@ -70,4 +73,43 @@ TEST_CASE("network::ClusterFlows: a tapered leaf halves two flows that cross it"
   CHECK_THAT(flat, WithinRel(1e9 / 50e9, 1e-6));
   CHECK_THAT(tapered, WithinRel(2 * 1e9 / 50e9, 1e-6));  // one NIC's worth of uplink, shared by two
   CHECK(tapered >= flat);
+}
+
+TEST_CASE("network::ring_collective_time: equals the analytical ring on a non-blocking fabric", "[network]") {
+  // All-reduce over 2 DGX H100 nodes: NCCL's 8 channels, one ring per NIC, bandwidth shared by
+  // SimGrid, latency terms the analytical ring's: the same time as cost's ring/Simple candidate.
+  spec::Cluster c = spec::load_cluster(test::source_path("topologies/dgx-h100.json"));
+  spec::Calibration cal = spec::load_calibration(test::source_path("calibration/dgx-h100.json"));
+  topology::GroupShape g = topology::flat_group_shape(c, 16, 8);
+  for (double size : {1048576.0, 67108864.0, 1073741824.0}) {
+    INFO(size);
+    double analytical = 0;
+    for (const cost::CollectiveEstimate& e :
+         cost::collective_candidates(spec::Collective::all_reduce, Bytes(size), g, c, cal.collectives))
+      if (e.algo == spec::CollAlgo::ring && e.protocol == spec::Protocol::simple && !e.hierarchical)
+        analytical = e.time.value();
+    REQUIRE(analytical > 0);
+    double simgrid = network::ring_collective_time(c, cal.collectives, spec::Collective::all_reduce, size, 16, 8);
+    CHECK_THAT(simgrid, WithinRel(analytical, 0.03));
+  }
+  CHECK_THROWS_AS(network::ring_collective_time(c, cal.collectives, spec::Collective::all_to_all, 1e6, 16, 8),
+                  std::invalid_argument);
+}
+
+TEST_CASE("network::ring_collective_time: a tapered fabric is never faster", "[network]") {
+  // 4 DGX H100 nodes, not rail-optimized, radix-16 leaves: 1:1 gives each node its own leaf with
+  // 8 NICs of uplink; 3:1 gives a leaf 12 NICs down and 4 NICs' worth up, so the 8 channel rings
+  // leaving a node share half the bandwidth they need.
+  auto cluster = [](double taper) {
+    spec::Cluster c = spec::load_cluster(test::source_path("topologies/dgx-h100.json"));
+    c.rail_optimized = false;
+    c.fabric = {spec::FabricLevel{.switch_radix = 16, .oversubscription = taper, .hop_latency = us(0.15)},
+                spec::FabricLevel{.switch_radix = 64, .oversubscription = 1.0, .hop_latency = us(0.15)}};
+    return c;
+  };
+  spec::Calibration cal = spec::load_calibration(test::source_path("calibration/dgx-h100.json"));
+  double flat = network::ring_collective_time(cluster(1.0), cal.collectives, spec::Collective::all_gather, 1073741824.0, 32, 8);
+  double tapered =
+      network::ring_collective_time(cluster(3.0), cal.collectives, spec::Collective::all_gather, 1073741824.0, 32, 8);
+  CHECK(tapered > flat * 1.5);
 }
