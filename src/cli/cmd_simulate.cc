@@ -2,6 +2,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/job_flags.h"
@@ -9,6 +10,7 @@
 #include "cost/memory.h"
 #include "engine/analytical.h"
 #include "engine/simulate.h"
+#include "network/simgrid_network.h"
 #include "report/simulate_report.h"
 
 namespace dtsim::cli {
@@ -23,12 +25,13 @@ void choose_recompute(Job& j) {
 
 report::JobView view(const Job& j) {
   return {&j.model, &j.cluster, j.calibration.name, j.gpus, j.par, j.train, j.software, j.stack.label(),
-          j.calibration.compute.speed_spread, j.notes};
+          j.calibration.compute.speed_spread, j.notes, j.network};
 }
 
 struct SimulateArgs {
   JobFlags flags;
   std::string trace;
+  std::string network = "analytical";
 };
 
 }  // namespace
@@ -39,14 +42,23 @@ void add_simulate(CLI::App& app, Action& action) {
   add_job_flags(*sim, args->flags, true);
   add_residuals_flag(*sim, args->flags);
   sim->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto) of the step to FILE");
+  sim->add_option("--network", args->network,
+                  "analytical|simgrid: price collectives analytically, or slow each by the contention SimGrid "
+                  "finds when every group of its kind runs at once on the cluster's links");
   sim->callback([args, &action] {
     action = [args] {
       Job j = resolve_job(args->flags);
       calibrate::Uncertainty u = job_uncertainty(args->flags, j.cluster, j.stack.name, j.gpus, j.train.precision);
       choose_recompute(j);
       schedule::StepSpec s{&j.model, &j.cluster, j.par, j.train, &j.calibration, j.software};
-      engine::AnalyticalNetwork net(j.cluster, j.par, j.calibration.collectives);
+      if (args->network != "analytical" && args->network != "simgrid")
+        throw SpecError("--network", "expected analytical or simgrid, got \"" + args->network + "\"");
+      engine::AnalyticalNetwork analytical(j.cluster, j.par, j.calibration.collectives);
+      std::optional<network::SimgridNetwork> simgrid;
+      if (args->network == "simgrid") simgrid.emplace(j.cluster, j.par, j.calibration.collectives);
+      const engine::NetworkBackend& net = simgrid ? static_cast<const engine::NetworkBackend&>(*simgrid) : analytical;
       engine::Simulation sim = engine::simulate_step(s, net);
+      j.network = args->network;
       auto mem = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software.attention);
       if (!args->trace.empty()) {
         std::ofstream out(args->trace);

@@ -49,6 +49,7 @@ struct Job {
   spec::Training train;
   bool auto_recompute = false;
   std::vector<std::string> notes;  ///< derived values and assumptions, shown to the user
+  std::string network = "analytical";  ///< the network backend that priced the step
 };
 
 /// Registers the job flags on `app`; `with_layout` adds the parallel-layout flags.

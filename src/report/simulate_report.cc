@@ -23,7 +23,7 @@ nlohmann::json config_json(const JobView& j) {
           {"overlap_grad_reduce", j.software.overlap_grad_reduce},
           {"overlap_param_gather", j.software.overlap_param_gather},
           {"overlap_p2p_comm", j.software.overlap_p2p_comm}, {"fp8_recipe", spec::to_string(j.software.fp8_recipe)},
-          {"cuda_graphs", spec::to_string(j.software.cuda_graphs)},
+          {"cuda_graphs", spec::to_string(j.software.cuda_graphs)}, {"network", j.network},
           {"stage_layers", cost::stage_layers(*j.model, j.par)}};
 }
 
@@ -49,7 +49,9 @@ std::string layout_line(const JobView& j) {
          (j.software.overlap_grad_reduce ? "on" : "off") + ", overlap-param-gather " +
          (j.software.overlap_param_gather ? "on" : "off") + ", overlap-p2p-comm " +
          (j.software.overlap_p2p_comm ? "on" : "off") + ", cuda-graphs " + spec::to_string(j.software.cuda_graphs) +
-         " (calibration " + j.calibration + ")\n";
+         " (calibration " + j.calibration + ")\n" +
+         (j.network == "analytical" ? "" : "  network  " + j.network +
+                                               ": each ring collective slowed by the contention of every group of its kind at once\n");
 }
 
 std::string header(const JobView& j) {

@@ -29,6 +29,7 @@ struct JobView {
   std::string stack;               ///< the software stack's label, "nemo@24.11"
   double speed_spread = 0;         ///< the calibration's GPU-to-GPU speed spread
   std::vector<std::string> notes;  ///< assumptions and derived values
+  std::string network = "analytical";  ///< the backend that priced the collectives
 };
 
 /// The busiest expert-parallel rank's tokens over the mean (cost::moe_busiest_rank), and the

@@ -532,3 +532,24 @@ TEST_CASE("cli collective --network simgrid: rings whose bandwidth SimGrid share
   check_bad("collective --cluster dgx-h100 --op all_to_all --gpus 16 --network simgrid",
             Contains("--network: expected all_reduce, all_gather or reduce_scatter with simgrid"));
 }
+
+TEST_CASE("cli simulate --network simgrid: equal on a non-blocking fabric, slower on a tapered one", "[cli]") {
+  // Llama 3 8B data-parallel over 4 DGX H100 nodes with the gradient reduction exposed: on radix-16
+  // leaves at 1:1 SimGrid finds no contention (the analytical time, exactly); at 3:1 the 8
+  // channel rings leaving a node share 4 NICs' worth of uplink.
+  std::string job = "simulate --model llama3-8b --gpus 32 --gbs 64 --seq 4096 --overlap-grad-reduce off --json --cluster " +
+                    dtsim::test::source_path("tests/fixtures/clusters/dgx-h100-");
+  json flat = run_json(job + "flat16.json --network simgrid"), flat_a = run_json(job + "flat16.json");
+  json taper = run_json(job + "tapered.json --network simgrid"), taper_a = run_json(job + "tapered.json");
+  CHECK(flat.at("config").at("network") == "simgrid");
+  CHECK(flat_a.at("config").at("network") == "analytical");
+  CHECK(flat.at("step_time_s").get<double>() == flat_a.at("step_time_s").get<double>());
+  CHECK(taper.at("step_time_s").get<double>() > taper_a.at("step_time_s").get<double>() * 1.05);
+  CHECK(taper.at("breakdown").at("dp_comm_exposed").get<double>() >
+        taper_a.at("breakdown").at("dp_comm_exposed").get<double>());
+  // A large job on DGX H100 (non-blocking, rail-optimized): the same step time as analytical.
+  std::string big = "simulate --model llama3-405b --cluster dgx-h100 --gpus 2048 --tp 8 --pp 16 --vp 4 --sp --gbs 2048 "
+                    "--seq 8192 --json";
+  CHECK(run_json(big + " --network simgrid").at("step_time_s") == run_json(big).at("step_time_s"));
+  check_bad(job + "flat16.json --network ns3", Contains("--network: expected analytical or simgrid"));
+}

@@ -1,0 +1,101 @@
+#include "network/simgrid_network.h"
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "topology/placement.h"
+
+namespace dtsim::network {
+namespace {
+
+using schedule::Comm;
+using schedule::Group;
+
+bool ring_op(Comm::Op op) {
+  return op == Comm::Op::all_reduce || op == Comm::Op::all_gather || op == Comm::Op::reduce_scatter;
+}
+
+spec::Collective collective(Comm::Op op) {
+  return op == Comm::Op::all_reduce ? spec::Collective::all_reduce
+         : op == Comm::Op::all_gather ? spec::Collective::all_gather
+                                      : spec::Collective::reduce_scatter;
+}
+
+// The placement group kind of an engine group; nullopt for pairs and the model-wide grad-norm sync.
+std::optional<topology::GroupKind> kind(Group g) {
+  switch (g) {
+    case Group::tp: return topology::GroupKind::tp;
+    case Group::cp: return topology::GroupKind::cp;
+    case Group::dp: return topology::GroupKind::dp;
+    case Group::dp_cp: return topology::GroupKind::dp_cp;
+    case Group::ep: return topology::GroupKind::ep;
+    default: return std::nullopt;
+  }
+}
+
+// The flows of one ring collective over `members` (ascending global ranks): NCCL's channels, one
+// ring per NIC a host's members reach, each ring rotated so it leaves every host through the next NIC.
+void add_ring(ClusterFlows& net, const spec::Cluster& c, const std::vector<std::int64_t>& members, double bytes,
+              std::vector<FlowSpec>& out) {
+  std::map<std::int64_t, std::vector<std::int64_t>> by_host;
+  for (std::int64_t r : members) by_host[net.host_of(r)].push_back(r);
+  std::int64_t per_host = static_cast<std::int64_t>(by_host.begin()->second.size());
+  std::int64_t channels = by_host.size() > 1 ? std::max<std::int64_t>(1, std::min(c.nics_per_node, per_host)) : 1;
+  for (std::int64_t j = 0; j < channels; ++j) {
+    std::vector<std::int64_t> ring;
+    for (const auto& [host, rs] : by_host)
+      for (std::size_t i = 0; i < rs.size(); ++i) ring.push_back(rs[(static_cast<std::size_t>(j) + i) % rs.size()]);
+    for (std::size_t i = 0; i < ring.size(); ++i)
+      out.push_back(net.flow(ring[i], ring[(i + 1) % ring.size()], bytes / static_cast<double>(channels)));
+  }
+}
+
+}  // namespace
+
+namespace {
+
+spec::Cluster non_blocking(spec::Cluster c) {
+  for (spec::FabricLevel& l : c.fabric) l.oversubscription = 1.0;
+  return c;
+}
+
+}  // namespace
+
+SimgridNetwork::SimgridNetwork(const spec::Cluster& c, const spec::Parallel& par, const spec::CollectiveCalibration& cal)
+    : cluster_(c), flat_(non_blocking(c)), par_(par), cal_(cal), analytical_(flat_, par, cal) {}
+
+double SimgridNetwork::contention(Comm::Op op, Group g) const {
+  auto k = kind(g);
+  if (!ring_op(op) || !k) return 1.0;
+  auto key = std::make_pair(static_cast<int>(op), static_cast<int>(g));
+  if (auto it = factors_.find(key); it != factors_.end()) return it->second;
+  std::int64_t world = topology::world_size(par_);
+  std::set<std::vector<std::int64_t>> groups;
+  for (std::int64_t r = 0; r < world; ++r) groups.insert(topology::group_members(par_, *k, r));
+  double factor = 1.0;
+  if (groups.begin()->size() > 1) {
+    const spec::ProtocolCost& intra = cal_.at(collective(op), false, spec::CollAlgo::ring, spec::Protocol::simple);
+    const spec::ProtocolCost& inter = cal_.at(collective(op), true, spec::CollAlgo::ring, spec::Protocol::simple);
+    ClusterFlows net(cluster_, world, intra.bandwidth_efficiency, inter.bandwidth_efficiency);
+    ClusterFlows flat(flat_, world, intra.bandwidth_efficiency, inter.bandwidth_efficiency);
+    // The size cancels in the ratio; 1 GiB keeps the times far above SimGrid's resolution.
+    std::vector<FlowSpec> all, alone;
+    for (const auto& members : groups) add_ring(net, cluster_, members, 1073741824.0, all);
+    add_ring(flat, flat_, *groups.begin(), 1073741824.0, alone);
+    // The slowest ring of all at once on the real fabric, against one alone on the 1:1 one.
+    std::vector<double> t_all = simulate_flows(net.links(), all), t_alone = simulate_flows(flat.links(), alone);
+    runs_ += 2;
+    double slowest_all = *std::max_element(t_all.begin(), t_all.end());
+    double slowest_alone = *std::max_element(t_alone.begin(), t_alone.end());
+    factor = std::max(1.0, slowest_all / slowest_alone);
+  }
+  factors_[key] = factor;
+  return factor;
+}
+
+Seconds SimgridNetwork::time(const Comm& comm) const {
+  return analytical_.time(comm) * contention(comm.op, comm.group);
+}
+
+}  // namespace dtsim::network

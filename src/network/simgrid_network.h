@@ -1,0 +1,38 @@
+#pragma once
+// The SimGrid network backend of the step simulator (`simulate --network simgrid`): each
+// collective keeps the analytical model's algorithm and calibration on the cluster made
+// non-blocking, and SimGrid measures how much the real fabric and the job's concurrent traffic
+// slow it -- every group of the collective's kind runs its ring at once over the cluster's links
+// (every data-parallel group crossing the spine, not one representative), against one group's ring
+// on the non-blocking fabric. On a non-blocking fabric the factor is 1 and the backend equals the
+// analytical one; oversubscribed leaves and shared NICs make it larger, never smaller.
+#include <map>
+#include <tuple>
+
+#include "engine/analytical.h"
+#include "network/cluster_flows.h"
+
+namespace dtsim::network {
+
+class SimgridNetwork final : public engine::NetworkBackend {
+ public:
+  SimgridNetwork(const spec::Cluster& c, const spec::Parallel& par, const spec::CollectiveCalibration& cal);
+  /// The analytical time of `comm` times its contention factor (rings: all_reduce, all_gather,
+  /// reduce_scatter; other collectives keep the analytical time).
+  [[nodiscard]] Seconds time(const schedule::Comm& comm) const override;
+  /// contended / alone for a ring of `op` over every group of `g` at once (1 for a one-rank group).
+  [[nodiscard]] double contention(schedule::Comm::Op op, schedule::Group g) const;
+  /// SimGrid runs so far (each a child process).
+  [[nodiscard]] int runs() const { return runs_; }
+
+ private:
+  const spec::Cluster& cluster_;
+  spec::Cluster flat_;  ///< the cluster with every fabric level at 1:1
+  spec::Parallel par_;
+  const spec::CollectiveCalibration& cal_;
+  engine::AnalyticalNetwork analytical_;
+  mutable std::map<std::pair<int, int>, double> factors_;
+  mutable int runs_ = 0;
+};
+
+}  // namespace dtsim::network
