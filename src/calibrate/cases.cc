@@ -10,6 +10,7 @@
 #include "cost/memory.h"
 #include "engine/analytical.h"
 #include "engine/simulate.h"
+#include "network/backend.h"
 #include "spec/job_rules.h"
 #include "spec/load.h"
 
@@ -143,13 +144,14 @@ CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal) {
   return simulate_case(p, cal, ws);
 }
 
-CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal, engine::Workspace& ws) {
+CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal, engine::Workspace& ws,
+                          network::Kind kind) {
   CaseOutcome out = p.outcome;
   if (!p.runnable()) return out;
   const spec::ResolvedCase& rc = p.resolved;
   schedule::StepSpec s{&rc.model, &p.cluster, rc.par, rc.train, &cal, p.stack.software};
-  engine::AnalyticalNetwork net(p.cluster, rc.par, cal.collectives);
-  engine::StepResult r = engine::simulate_into(s, net, ws);
+  auto net = network::make_backend(kind, p.cluster, rc.par, cal.collectives);
+  engine::StepResult r = engine::simulate_into(s, *net, ws);
   out.predicted_s = r.step_time.value();
   out.pace = r.pace;
   out.speed_spread = cal.compute.speed_spread;
@@ -164,6 +166,9 @@ double estimate_case(const PreparedCase& p, const spec::Calibration& cal, engine
   return engine::estimate_step(s, net, 0, ws).step_time.value();
 }
 
-CaseOutcome simulate_case(const PreparedCase& p) { return simulate_case(p, p.calibration); }
+CaseOutcome simulate_case(const PreparedCase& p, network::Kind net) {
+  engine::Workspace ws;
+  return simulate_case(p, p.calibration, ws, net);
+}
 
 }  // namespace dtsim::calibrate

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/simulate.h"
+#include "network/backend.h"
 #include "spec/calibration.h"
 #include "spec/cluster.h"
 #include "spec/validation_file.h"
@@ -68,12 +69,13 @@ struct PreparedCase {
 [[nodiscard]] CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal);
 /// simulate_case reusing `ws` for the graph and timeline (no allocation once it has grown; for
 /// fits that simulate the same case many times).
-[[nodiscard]] CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal, engine::Workspace& ws);
+[[nodiscard]] CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal, engine::Workspace& ws,
+                                        network::Kind net = network::Kind::analytical);
 /// The step time of the prepared (runnable) case with `cal`, by the planner's steady-state
 /// extrapolation (engine::estimate_step: exact for 1F1B and interleaved 1F1B, and much faster
 /// with many micro-batches): what fits evaluate thousands of times. Seconds.
 [[nodiscard]] double estimate_case(const PreparedCase& p, const spec::Calibration& cal, engine::Workspace& ws);
 /// simulate_case with the case's own profile.
-[[nodiscard]] CaseOutcome simulate_case(const PreparedCase& p);
+[[nodiscard]] CaseOutcome simulate_case(const PreparedCase& p, network::Kind net = network::Kind::analytical);
 
 }  // namespace dtsim::calibrate

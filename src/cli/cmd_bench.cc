@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "engine/analytical.h"
+#include "network/backend.h"
 #include "engine/simulate.h"
 #include "plan/planner.h"
 #include "report/table.h"
@@ -62,6 +63,28 @@ PlanSpeed time_plan(unsigned threads) {
   return {p.ranked.size(), p.seconds};
 }
 
+// Issue 16's SimGrid case: Llama 3.1 405B on 2,048 H100s (TP 8, PP 16, VP 4) with the SimGrid
+// backend, once (each collective kind's contention is a SimGrid run in a child process).
+double time_simgrid_405b() {
+  spec::Model m = spec::load_model("llama3-405b");
+  spec::Cluster cl = spec::load_cluster("dgx-h100");
+  spec::Calibration cal = spec::load_calibration(cl.calibration);
+  spec::Stack stack = spec::load_stack(spec::kDefaultFramework);
+  spec::Parallel par{.tp = 8, .pp = 16, .dp = 16, .vp = 4, .zero_stage = 1, .sequence_parallel = true};
+  spec::Training train{.micro_batch = 1, .global_batch = 2048, .seq_len = 8192};
+  auto start = std::chrono::steady_clock::now();
+  schedule::StepSpec s{&m, &cl, par, train, &cal, stack.software};
+  auto net = network::make_backend(network::Kind::simgrid, cl, par, cal.collectives);
+  if (engine::simulate_step(s, *net).result.step_time.value() <= 0) throw std::logic_error("bench: empty simulation");
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double peak_child_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_CHILDREN, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
 double peak_rss_mib() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -89,6 +112,9 @@ int run_bench(int reps) {
   std::cout << t.render() << "\nratio dp128 / dp8 wall time: " << fixed(t128 / t8, 3) << " (target <= 1.5)\n"
             << "405B on 16,384 GPUs: " << fixed(t_big * 1e3, 3) << " ms (target < 100 ms)\n"
             << "peak resident memory of this process: " << fixed(peak_rss_mib(), 1) << " MiB (target < 256 MB)\n";
+  double t_sg = time_simgrid_405b();
+  std::cout << "\nsimulate llama3-405b on 2048 H100s (tp8 pp16 vp4) with --network simgrid: " << fixed(t_sg, 3)
+            << " s (target <= 10 s); largest SimGrid child process: " << fixed(peak_child_rss_mib(), 1) << " MiB\n";
   PlanSpeed one = time_plan(1), all = time_plan(0);
   std::cout << "\nplan gpt3-175b on 1024 A100s (gbs 1536, seq 2048, fp16): " << all.evaluated << " configurations\n"
             << "  1 thread:    " << fixed(one.seconds, 3) << " s, " << fixed(one.evaluated / one.seconds, 0) << " configs/s\n"

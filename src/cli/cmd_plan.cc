@@ -6,11 +6,16 @@
 #include <memory>
 #include <mutex>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
 #include "cli/job_flags.h"
 #include "core/errors.h"
+#include "engine/simulate.h"
+#include "network/backend.h"
 #include "plan/planner.h"
 #include "report/plan_report.h"
+#include "report/table.h"
 #include "spec/load.h"
 
 namespace dtsim::cli {
@@ -25,7 +30,35 @@ struct PlanArgs {
   std::string objective = "time";
   double price = 0;
   unsigned threads = 0;
+  std::string refine;  ///< "simgrid": re-rank the top configs under contention
 };
+
+// --refine simgrid: the top `k` configs again with the SimGrid backend (contention of every group
+// of a kind at once), re-ranked by that step time; what moved is said.
+struct Refined {
+  std::size_t was = 0;  ///< 0-based rank in the analytical ranking
+  double analytical_s = 0, simgrid_s = 0;
+};
+
+std::vector<Refined> refine(const plan::Request& r, const plan::Plan& p, std::size_t k) {
+  std::vector<Refined> out;
+  for (std::size_t i = 0; i < std::min(k, p.ranked.size()); ++i) {
+    const plan::Candidate& c = p.ranked[i].config;
+    schedule::StepSpec s{r.model, r.cluster, c.par, c.train, r.calibration, r.software};
+    auto net = network::make_backend(network::Kind::simgrid, *r.cluster, c.par, r.calibration->collectives);
+    out.push_back({i, p.ranked[i].step.step_time.value(), engine::simulate_step(s, *net).result.step_time.value()});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Refined& a, const Refined& b) { return a.simgrid_s < b.simgrid_s; });
+  return out;
+}
+
+std::string layout_text(const plan::Candidate& c) {
+  auto n = [](std::int64_t v) { return std::to_string(v); };
+  const spec::Parallel& p = c.par;
+  return "tp " + n(p.tp) + " pp " + n(p.pp) + " dp " + n(p.dp) + " cp " + n(p.cp) + " ep " + n(p.ep) + " vp " +
+         n(p.vp) + " mbs " + n(c.train.micro_batch) + " zero " + std::to_string(p.zero_stage) + " sp " +
+         (p.sequence_parallel ? "on" : "off") + " recompute " + spec::to_string(c.train.recompute);
+}
 
 // --fix key=value; keys as in the space (recompute and sp take names).
 void parse_fix(const std::string& f, plan::Request& r) {
@@ -86,7 +119,37 @@ int run_plan(const PlanArgs& a) {
   calibrate::Uncertainty u = job_uncertainty(a.job, cluster, stack.name, r.gpus, r.precision);
   plan::Plan p = plan::plan(r, o);
   auto fmt = a.job.json ? report::PlanFormat::json : a.csv ? report::PlanFormat::csv : report::PlanFormat::text;
-  std::cout << report::plan_report(r, p, o, u, a.top, fmt);
+  std::string text = report::plan_report(r, p, o, u, a.top, fmt);
+  if (a.refine.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  if (network::parse_kind(a.refine, "--refine") != network::Kind::simgrid)
+    throw SpecError("--refine", "expected simgrid, got \"" + a.refine + "\"");
+  if (fmt == report::PlanFormat::csv) throw SpecError("--refine", "expected text or --json output, got --csv");
+  std::vector<Refined> moved = refine(r, p, a.top);
+  if (fmt == report::PlanFormat::json) {
+    nlohmann::json j = nlohmann::json::parse(text);
+    j["refined"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < moved.size(); ++i)
+      j["refined"].push_back({{"rank", i + 1}, {"was", moved[i].was + 1}, {"layout", layout_text(p.ranked[moved[i].was].config)},
+                              {"step_time_s_analytical", moved[i].analytical_s},
+                              {"step_time_s_simgrid", moved[i].simgrid_s}});
+    j["network"] = "simgrid";
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  report::Table t({"#", "was", "layout", "analytical s", "simgrid s", "change"});
+  for (std::size_t i = 0; i < moved.size(); ++i)
+    t.add({std::to_string(i + 1), "#" + std::to_string(moved[i].was + 1), layout_text(p.ranked[moved[i].was].config),
+           report::fixed(moved[i].analytical_s, 3), report::fixed(moved[i].simgrid_s, 3),
+           report::fixed(100 * (moved[i].simgrid_s / moved[i].analytical_s - 1), 1) + "%"});
+  std::size_t changed = 0;
+  for (std::size_t i = 0; i < moved.size(); ++i) changed += moved[i].was != i ? 1 : 0;
+  std::cout << text << "\nrefined with simgrid (every group of a kind at once on the cluster's links): "
+            << (changed == 0 ? std::string("the order holds") : std::to_string(changed) + " of " +
+                                                                 std::to_string(moved.size()) + " configs moved")
+            << "\n" << t.render();
   return 0;
 }
 
@@ -105,6 +168,8 @@ void add_plan(CLI::App& app, Action& action) {
   p->add_option("--objective", a->objective, "time (step time) or cost (dollars per million tokens)");
   p->add_option("--price-per-gpu-hour", a->price, "Dollars per GPU-hour for --objective cost");
   p->add_option("--threads", a->threads, "Worker threads (default: all cores)")->check(CLI::Range(1, 1024));
+  p->add_option("--refine", a->refine,
+                "simgrid: simulate the --top configs again with the SimGrid network backend and re-rank them");
   p->callback([a, &action] { action = [a] { return run_plan(*a); }; });
 }
 

@@ -10,7 +10,7 @@
 #include "cost/memory.h"
 #include "engine/analytical.h"
 #include "engine/simulate.h"
-#include "network/simgrid_network.h"
+#include "network/backend.h"
 #include "report/simulate_report.h"
 
 namespace dtsim::cli {
@@ -51,14 +51,10 @@ void add_simulate(CLI::App& app, Action& action) {
       calibrate::Uncertainty u = job_uncertainty(args->flags, j.cluster, j.stack.name, j.gpus, j.train.precision);
       choose_recompute(j);
       schedule::StepSpec s{&j.model, &j.cluster, j.par, j.train, &j.calibration, j.software};
-      if (args->network != "analytical" && args->network != "simgrid")
-        throw SpecError("--network", "expected analytical or simgrid, got \"" + args->network + "\"");
-      engine::AnalyticalNetwork analytical(j.cluster, j.par, j.calibration.collectives);
-      std::optional<network::SimgridNetwork> simgrid;
-      if (args->network == "simgrid") simgrid.emplace(j.cluster, j.par, j.calibration.collectives);
-      const engine::NetworkBackend& net = simgrid ? static_cast<const engine::NetworkBackend&>(*simgrid) : analytical;
-      engine::Simulation sim = engine::simulate_step(s, net);
-      j.network = args->network;
+      network::Kind kind = network::parse_kind(args->network);
+      auto net = network::make_backend(kind, j.cluster, j.par, j.calibration.collectives);
+      engine::Simulation sim = engine::simulate_step(s, *net);
+      j.network = network::to_string(kind);
       auto mem = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software.attention);
       if (!args->trace.empty()) {
         std::ofstream out(args->trace);

@@ -6,6 +6,7 @@
 #include "calibrate/cases.h"
 #include "calibrate/residuals.h"
 #include "cli/commands.h"
+#include "network/backend.h"
 #include "core/errors.h"
 #include "report/validate_report.h"
 #include "spec/load.h"
@@ -19,6 +20,7 @@ struct ValidateArgs {
   std::string recipes;
   std::string calibration;
   std::string residuals;
+  std::string network = "analytical";
   bool no_recipes = false;
   bool json = false;
   bool verbose = false;
@@ -49,6 +51,7 @@ void add_validate(CLI::App& app, Action& action) {
   v->add_option("file", args->file, "A dtsim-validation-cases/1 JSON file")->required();
   v->add_flag("--json", args->json, "Print one JSON object");
   v->add_flag("--verbose", args->verbose, "List each case's layout and assumptions");
+  v->add_option("--network", args->network, "analytical|simgrid: the network backend every case runs on");
   v->add_option("--recipes", args->recipes,
                 "A dtsim-validation-recipes/1 file: sourced facts for fields the cases leave null "
                 "(default: calibration/validation-recipes.json)");
@@ -82,7 +85,7 @@ void add_validate(CLI::App& app, Action& action) {
       std::vector<report::CaseOutcome> outcomes;
       for (const auto& c : f.cases) {
         prepared.push_back(calibrate::prepare_case(c, args->file, profile));
-        outcomes.push_back(calibrate::simulate_case(prepared.back()));
+        outcomes.push_back(calibrate::simulate_case(prepared.back(), network::parse_kind(args->network)));
       }
       if (!args->residuals.empty()) write_residuals(*args, prepared, outcomes);
       std::cout << report::validate_report(outcomes, args->json, args->verbose);

@@ -3,6 +3,8 @@
 #include <simgrid/s4u.hpp>
 
 #include <cstdint>
+#include <cstdio>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 
@@ -78,6 +80,10 @@ std::vector<double> simulate_flows(const std::vector<LinkSpec>& links, const std
   if (flows.empty()) return {};
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error("network::simulate_flows: pipe failed");
+  // The child inherits unwritten output; SimGrid flushes stdio in it, which would print it twice.
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("network::simulate_flows: fork failed");
   if (pid == 0) {

@@ -553,3 +553,34 @@ TEST_CASE("cli simulate --network simgrid: equal on a non-blocking fabric, slowe
   CHECK(run_json(big + " --network simgrid").at("step_time_s") == run_json(big).at("step_time_s"));
   check_bad(job + "flat16.json --network ns3", Contains("--network: expected analytical or simgrid"));
 }
+
+TEST_CASE("cli plan --refine simgrid: re-ranks the top configs under contention", "[cli]") {
+  std::string job = "plan --model llama3-8b --gpus 32 --gbs 64 --seq 4096 --top 4 --overlap-grad-reduce off --json --refine "
+                    "simgrid --cluster ";
+  json t = run_json(job + dtsim::test::source_path("tests/fixtures/clusters/dgx-h100-tapered.json"));
+  REQUIRE(t.at("refined").size() == 4);
+  CHECK(t.at("network") == "simgrid");
+  double prev = 0;
+  for (const json& r : t.at("refined")) {
+    CHECK(r.at("step_time_s_simgrid").get<double>() >= r.at("step_time_s_analytical").get<double>());
+    CHECK(r.at("step_time_s_simgrid").get<double>() >= prev);
+    prev = r.at("step_time_s_simgrid").get<double>();
+  }
+  // A non-blocking fabric: nothing changes.
+  json flat = run_json(job + "dgx-h100");
+  for (const json& r : flat.at("refined")) {
+    CHECK(r.at("step_time_s_simgrid") == r.at("step_time_s_analytical"));
+    CHECK(r.at("rank") == r.at("was"));
+  }
+  check_bad("plan --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 64 --refine ns3", Contains("--refine: expected analytical or simgrid"));
+}
+
+TEST_CASE("cli: SimGrid child processes do not repeat the parent's output", "[cli]") {
+  auto r = run_dtsim("simulate --model llama3-8b --cluster " +
+                     dtsim::test::source_path("tests/fixtures/clusters/dgx-h100-tapered.json") +
+                     " --gpus 32 --gbs 64 --seq 4096 --network simgrid");
+  REQUIRE(r.status == 0);
+  std::size_t first = r.out.find("step time"), second = r.out.find("step time", first + 1);
+  CHECK(first != std::string::npos);
+  CHECK(second == std::string::npos);
+}
