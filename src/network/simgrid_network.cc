@@ -16,6 +16,14 @@ bool ring_op(Comm::Op op) {
   return op == Comm::Op::all_reduce || op == Comm::Op::all_gather || op == Comm::Op::reduce_scatter;
 }
 
+// The flows of one all-to-all over `members`: every member sends an equal share to every other.
+void add_all_to_all(ClusterFlows& net, const std::vector<std::int64_t>& members, double bytes, std::vector<FlowSpec>& out) {
+  double share = bytes / static_cast<double>(members.size());
+  for (std::int64_t a : members)
+    for (std::int64_t b : members)
+      if (a != b) out.push_back(net.flow(a, b, share));
+}
+
 spec::Collective collective(Comm::Op op) {
   return op == Comm::Op::all_reduce ? spec::Collective::all_reduce
          : op == Comm::Op::all_gather ? spec::Collective::all_gather
@@ -66,8 +74,9 @@ SimgridNetwork::SimgridNetwork(const spec::Cluster& c, const spec::Parallel& par
     : cluster_(c), flat_(non_blocking(c)), par_(par), cal_(cal), analytical_(flat_, par, cal) {}
 
 double SimgridNetwork::contention(Comm::Op op, Group g) const {
+  if (op == Comm::Op::send_recv && g == Group::pp) return pipeline_contention();
   auto k = kind(g);
-  if (!ring_op(op) || !k) return 1.0;
+  if (!k || !(ring_op(op) || op == Comm::Op::all_to_all)) return 1.0;
   auto key = std::make_pair(static_cast<int>(op), static_cast<int>(g));
   if (auto it = factors_.find(key); it != factors_.end()) return it->second;
   std::int64_t world = topology::world_size(par_);
@@ -75,20 +84,52 @@ double SimgridNetwork::contention(Comm::Op op, Group g) const {
   for (std::int64_t r = 0; r < world; ++r) groups.insert(topology::group_members(par_, *k, r));
   double factor = 1.0;
   if (groups.begin()->size() > 1) {
-    const spec::ProtocolCost& intra = cal_.at(collective(op), false, spec::CollAlgo::ring, spec::Protocol::simple);
-    const spec::ProtocolCost& inter = cal_.at(collective(op), true, spec::CollAlgo::ring, spec::Protocol::simple);
+    // Link rates do not change the ratio much; the ring/Simple entries of all-reduce serve every kind.
+    const spec::ProtocolCost& intra = cal_.at(spec::Collective::all_reduce, false, spec::CollAlgo::ring, spec::Protocol::simple);
+    const spec::ProtocolCost& inter = cal_.at(spec::Collective::all_reduce, true, spec::CollAlgo::ring, spec::Protocol::simple);
     ClusterFlows net(cluster_, world, intra.bandwidth_efficiency, inter.bandwidth_efficiency);
     ClusterFlows flat(flat_, world, intra.bandwidth_efficiency, inter.bandwidth_efficiency);
     // The size cancels in the ratio; 1 GiB keeps the times far above SimGrid's resolution.
     std::vector<FlowSpec> all, alone;
-    for (const auto& members : groups) add_ring(net, cluster_, members, 1073741824.0, all);
-    add_ring(flat, flat_, *groups.begin(), 1073741824.0, alone);
+    if (op == Comm::Op::all_to_all) {
+      for (const auto& members : groups) add_all_to_all(net, members, 1073741824.0, all);
+      add_all_to_all(flat, *groups.begin(), 1073741824.0, alone);
+    } else {
+      for (const auto& members : groups) add_ring(net, cluster_, members, 1073741824.0, all);
+      add_ring(flat, flat_, *groups.begin(), 1073741824.0, alone);
+    }
     // The slowest ring of all at once on the real fabric, against one alone on the 1:1 one.
     std::vector<double> t_all = simulate_flows(net.links(), all), t_alone = simulate_flows(flat.links(), alone);
     runs_ += 2;
     double slowest_all = *std::max_element(t_all.begin(), t_all.end());
     double slowest_alone = *std::max_element(t_alone.begin(), t_alone.end());
     factor = std::max(1.0, slowest_all / slowest_alone);
+  }
+  factors_[key] = factor;
+  return factor;
+}
+
+double SimgridNetwork::pipeline_contention() const {
+  auto key = std::make_pair(static_cast<int>(Comm::Op::send_recv), static_cast<int>(Group::pp));
+  if (auto it = factors_.find(key); it != factors_.end()) return it->second;
+  double factor = 1.0;
+  std::int64_t stage = par_.tp * par_.cp * par_.dp, world = topology::world_size(par_);
+  if (par_.pp > 1) {
+    const spec::ProtocolCost& intra = cal_.at(spec::Collective::send_recv, false, spec::CollAlgo::ring, spec::Protocol::simple);
+    const spec::ProtocolCost& inter = cal_.at(spec::Collective::send_recv, true, spec::CollAlgo::ring, spec::Protocol::simple);
+    double ei = intra.available ? intra.bandwidth_efficiency : 1.0, en = inter.available ? inter.bandwidth_efficiency : 1.0;
+    ClusterFlows net(cluster_, world, ei, en), flat(flat_, world, ei, en);
+    // Every rank of every stage sends to its peer in the next stage at once (the steady state of
+    // 1F1B), against one such pair alone on the non-blocking fabric.
+    std::vector<FlowSpec> all, alone;
+    for (std::int64_t r = 0; r + stage < world; ++r) all.push_back(net.flow(r, r + stage, 1073741824.0));
+    std::int64_t worst = 0;
+    for (std::int64_t r = 0; r + stage < world; ++r)
+      if (net.host_of(r) != net.host_of(r + stage)) { worst = r; break; }
+    alone.push_back(flat.flow(worst, worst + stage, 1073741824.0));
+    std::vector<double> t_all = simulate_flows(net.links(), all), t_alone = simulate_flows(flat.links(), alone);
+    runs_ += 2;
+    factor = std::max(1.0, *std::max_element(t_all.begin(), t_all.end()) / t_alone.front());
   }
   factors_[key] = factor;
   return factor;

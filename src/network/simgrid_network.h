@@ -18,10 +18,14 @@ class SimgridNetwork final : public engine::NetworkBackend {
  public:
   SimgridNetwork(const spec::Cluster& c, const spec::Parallel& par, const spec::CollectiveCalibration& cal);
   /// The analytical time of `comm` times its contention factor (rings: all_reduce, all_gather,
-  /// reduce_scatter; other collectives keep the analytical time).
+  /// reduce_scatter; all_to_all over its groups; pipeline send_recv; broadcasts and the model-wide
+  /// grad-norm sync keep the analytical time).
   [[nodiscard]] Seconds time(const schedule::Comm& comm) const override;
   /// contended / alone for a ring of `op` over every group of `g` at once (1 for a one-rank group).
   [[nodiscard]] double contention(schedule::Comm::Op op, schedule::Group g) const;
+  /// contended / alone for the pipeline's point-to-point transfers: every rank sending to its
+  /// next-stage peer at once on the real fabric, against one crossing pair on the non-blocking one.
+  [[nodiscard]] double pipeline_contention() const;
   /// SimGrid runs so far (each a child process).
   [[nodiscard]] int runs() const { return runs_; }
 

@@ -584,3 +584,22 @@ TEST_CASE("cli: SimGrid child processes do not repeat the parent's output", "[cl
   CHECK(first != std::string::npos);
   CHECK(second == std::string::npos);
 }
+
+TEST_CASE("cli simulate --network simgrid: expert all-to-all and pipeline transfers under contention", "[cli]") {
+  // Qwen3-30B-A3B with EP 32 over 4 DGX H100 nodes: every EP member sends to every other. On 1:1
+  // radix-16 leaves SimGrid finds the analytical time; at 3:1 the all-to-all leaving each node
+  // shares half the uplink it needs, so ep_comm doubles.
+  std::string fix = dtsim::test::source_path("tests/fixtures/clusters/dgx-h100-");
+  std::string ep = "simulate --model qwen3-30b-a3b --gpus 32 --ep 32 --etp 1 --gbs 64 --seq 4096 --json --network simgrid --cluster ";
+  json flat = run_json(ep + fix + "flat16.json"), taper = run_json(ep + fix + "tapered.json");
+  json analytical = run_json("simulate --model qwen3-30b-a3b --gpus 32 --ep 32 --etp 1 --gbs 64 --seq 4096 --json --cluster " +
+                             fix + "tapered.json");
+  CHECK(flat.at("breakdown").at("ep_comm") == analytical.at("breakdown").at("ep_comm"));
+  CHECK_THAT(taper.at("breakdown").at("ep_comm").get<double>(),
+             WithinRel(2 * analytical.at("breakdown").at("ep_comm").get<double>(), 0.02));
+  // Llama 3 8B on 4 stages of 8 GPUs, one node each: every rank sends to its next-stage peer at
+  // once; the 8 transfers leaving a node share the tapered leaf's 4 NICs of uplink.
+  std::string pp = "simulate --model llama3-8b --gpus 32 --pp 4 --gbs 128 --seq 4096 --json --network simgrid --cluster ";
+  CHECK(run_json(pp + fix + "tapered.json").at("breakdown").at("pp_comm").get<double>() >
+        run_json(pp + fix + "flat16.json").at("breakdown").at("pp_comm").get<double>() * 1.5);
+}
