@@ -552,6 +552,9 @@ TEST_CASE("cli simulate --network simgrid: equal on a non-blocking fabric, slowe
                     "--seq 8192 --json";
   CHECK(run_json(big + " --network simgrid").at("step_time_s") == run_json(big).at("step_time_s"));
   check_bad(job + "flat16.json --network ns3", Contains("--network: expected analytical or simgrid"));
+  // The same 3:1 leaves, rail-optimized: each data-parallel ring stays on its rail's leaf (12 nodes
+  // per leaf), so no traffic climbs the tapered uplinks.
+  CHECK(run_json(job + "tapered-rail.json --network simgrid").at("step_time_s") == taper_a.at("step_time_s"));
 }
 
 TEST_CASE("cli plan --refine simgrid: re-ranks the top configs under contention", "[cli]") {
