@@ -6,7 +6,9 @@
 
 #include "core/units.h"
 #include "cost/collective.h"
+#include "engine/simulate.h"
 #include "helpers.h"
+#include "network/backend.h"
 #include "network/cluster_flows.h"
 #include "network/flows.h"
 #include "spec/load.h"
@@ -112,4 +114,28 @@ TEST_CASE("network::ring_collective_time: a tapered fabric is never faster", "[n
   double tapered =
       network::ring_collective_time(cluster(3.0), cal.collectives, spec::Collective::all_gather, 1073741824.0, 32, 8);
   CHECK(tapered > flat * 1.5);
+}
+
+TEST_CASE("network::SimgridNetwork: the step's invariants hold on both backends", "[network]") {
+  // The same op graph on the analytical and the SimGrid backend: the breakdown sums to the step
+  // time on each, the graph is the same, and on a tapered fabric SimGrid is never faster.
+  spec::Model model = spec::load_model(test::source_path("models/llama3-8b.json"));
+  spec::Calibration cal = spec::load_calibration(test::source_path("calibration/dgx-h100.json"));
+  for (const char* f : {"tests/fixtures/clusters/dgx-h100-flat16.json", "tests/fixtures/clusters/dgx-h100-tapered.json"}) {
+    INFO(f);
+    spec::Cluster c = spec::load_cluster(test::source_path(f));
+    schedule::StepSpec s{&model, &c, spec::Parallel{.tp = 2, .pp = 2, .dp = 8, .zero_stage = 1, .sequence_parallel = true},
+                         spec::Training{.micro_batch = 1, .global_batch = 64, .seq_len = 4096}, &cal,
+                         spec::load_stack("megatron-core").software};
+    auto analytical = network::make_backend(network::Kind::analytical, c, s.par, cal.collectives);
+    auto simgrid = network::make_backend(network::Kind::simgrid, c, s.par, cal.collectives);
+    engine::Simulation a = engine::simulate_step(s, *analytical), g = engine::simulate_step(s, *simgrid);
+    for (const engine::Simulation* x : {&a, &g}) {
+      double sum = 0;
+      for (Seconds b : x->result.breakdown) sum += b.value();
+      CHECK_THAT(sum, WithinRel(x->result.step_time.value(), 1e-12));
+    }
+    CHECK(a.step.graph.tasks().size() == g.step.graph.tasks().size());
+    CHECK(g.result.step_time.value() >= a.result.step_time.value());
+  }
 }
