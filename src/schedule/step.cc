@@ -414,8 +414,8 @@ void Builder::build() {
   // recompute when full recompute covers only the first recompute_layers of each chunk.
   out_.layer.push_back(layer_cost(s_, net_));
   kind_index_ = {};
-  dense_model_ = spec::dense_variant(*s_.model);
   bool dense = s_.model->moe_dense_layers > 0;
+  if (dense) dense_model_ = spec::dense_variant(*s_.model);
   bool bf16 = (s_.train.precision == spec::Dtype::fp8 || s_.train.precision == spec::Dtype::fp4) &&
               s_.train.bf16_layers_start + s_.train.bf16_layers_end > 0;
   bool partial = s_.train.recompute == spec::Recompute::full && s_.train.recompute_layers > 0;
