@@ -11,18 +11,6 @@ namespace {
 using schedule::Comm;
 using schedule::Group;
 
-cost::Collective collective(Comm::Op op) {
-  switch (op) {
-    case Comm::Op::all_reduce: return cost::Collective::all_reduce;
-    case Comm::Op::all_gather: return cost::Collective::all_gather;
-    case Comm::Op::reduce_scatter: return cost::Collective::reduce_scatter;
-    case Comm::Op::all_to_all: return cost::Collective::all_to_all;
-    case Comm::Op::broadcast: return cost::Collective::broadcast;
-    case Comm::Op::send_recv: return cost::Collective::send_recv;
-  }
-  return cost::Collective::all_reduce;
-}
-
 // The grad-norm all-reduce spans the model-parallel ranks (tp x pp): one value, latency-bound.
 topology::GroupShape model_parallel_shape(const spec::Cluster& c, const spec::Parallel& par) {
   topology::GroupShape s;
@@ -61,7 +49,7 @@ Seconds AnalyticalNetwork::time(const schedule::Comm& comm) const {
   if (s.ranks <= 1 || comm.size.value() <= 0) return Seconds{0};
   for (const Cached& c : cache_)
     if (c.comm.op == comm.op && c.comm.group == comm.group && c.comm.size == comm.size) return c.time;
-  Seconds t = cost::collective_time(collective(comm.op), comm.size, s, cluster_, cal_).time;
+  Seconds t = cost::collective_time(comm.op, comm.size, s, cluster_, cal_).time;
   cache_.push_back({comm, t});
   return t;
 }

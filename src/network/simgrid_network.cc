@@ -24,12 +24,6 @@ void add_all_to_all(ClusterFlows& net, const std::vector<std::int64_t>& members,
       if (a != b) out.push_back(net.flow(a, b, share));
 }
 
-spec::Collective collective(Comm::Op op) {
-  return op == Comm::Op::all_reduce ? spec::Collective::all_reduce
-         : op == Comm::Op::all_gather ? spec::Collective::all_gather
-                                      : spec::Collective::reduce_scatter;
-}
-
 // The placement group kind of an engine group; nullopt for pairs and the model-wide grad-norm sync.
 std::optional<topology::GroupKind> kind(Group g) {
   switch (g) {

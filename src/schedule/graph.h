@@ -11,6 +11,7 @@
 
 #include "core/sim_time.h"
 #include "core/units.h"
+#include "spec/calibration.h"
 
 namespace dtsim::schedule {
 
@@ -43,9 +44,11 @@ enum class TaskKind : std::uint8_t {
 /// Which communicator a collective runs on (the group kinds of topology::placement).
 enum class Group : std::uint8_t { tp, cp, dp, dp_cp, ep, pp, pp_ends, model };
 
-/// A collective the engine's network backend prices (nccl-tests size convention).
+/// A collective the engine's network backend prices (nccl-tests size convention). Its operation is
+/// spec::Collective, the one collective enum of every layer (calibration tables, cost, network).
 struct Comm {
-  enum class Op : std::uint8_t { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv } op = Op::all_reduce;
+  using Op = spec::Collective;
+  Op op = Op::all_reduce;
   Group group = Group::dp;
   Bytes size;
 };
