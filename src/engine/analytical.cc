@@ -6,38 +6,11 @@
 #include "topology/links.h"
 
 namespace dtsim::engine {
-namespace {
-
-using schedule::Comm;
-using schedule::Group;
-
-// The grad-norm all-reduce spans the model-parallel ranks (tp x pp): one value, latency-bound.
-topology::GroupShape model_parallel_shape(const spec::Cluster& c, const spec::Parallel& par) {
-  topology::GroupShape s;
-  s.ranks = par.tp * par.pp;
-  s.ranks_per_node = std::min(par.tp, c.domain_ranks(par.tp * par.cp * par.dp * par.pp));
-  s.nodes = (s.ranks + s.ranks_per_node - 1) / s.ranks_per_node;
-  s.fabric_levels = topology::levels_spanned(c, s.nodes);
-  s.nic_sharing = s.nodes > 1 ? 1 : 0;
-  return s;
-}
-
-}  // namespace
-
 AnalyticalNetwork::AnalyticalNetwork(const spec::Cluster& c, const spec::Parallel& par,
                                      const spec::CollectiveCalibration& cal)
     : cluster_(c), cal_(cal) {
-  using topology::GroupKind;
-  auto at = [this](Group g) -> topology::GroupShape& { return shapes_[static_cast<std::size_t>(g)]; };
-  at(Group::tp) = topology::group_shape(c, par, GroupKind::tp);
-  at(Group::cp) = topology::group_shape(c, par, GroupKind::cp);
-  at(Group::dp) = topology::group_shape(c, par, GroupKind::dp);
-  at(Group::dp_cp) = topology::group_shape(c, par, GroupKind::dp_cp);
-  at(Group::ep) = topology::group_shape(c, par, GroupKind::ep);
-  at(Group::pp) = topology::group_shape(c, par, GroupKind::pp);
-  // The tied-embedding pair (first and last stage) is a pipeline-distance pair too.
-  at(Group::pp_ends) = at(Group::pp);
-  at(Group::model) = model_parallel_shape(c, par);
+  for (std::size_t k = 0; k < shapes_.size(); ++k)
+    shapes_[k] = topology::group_shape(c, par, static_cast<topology::GroupKind>(k));
 }
 
 const topology::GroupShape& AnalyticalNetwork::shape(schedule::Group g) const {

@@ -24,16 +24,10 @@ void add_all_to_all(ClusterFlows& net, const std::vector<std::int64_t>& members,
       if (a != b) out.push_back(net.flow(a, b, share));
 }
 
-// The placement group kind of an engine group; nullopt for pairs and the model-wide grad-norm sync.
-std::optional<topology::GroupKind> kind(Group g) {
-  switch (g) {
-    case Group::tp: return topology::GroupKind::tp;
-    case Group::cp: return topology::GroupKind::cp;
-    case Group::dp: return topology::GroupKind::dp;
-    case Group::dp_cp: return topology::GroupKind::dp_cp;
-    case Group::ep: return topology::GroupKind::ep;
-    default: return std::nullopt;
-  }
+// Groups whose collectives SimGrid re-prices: not the pipeline pairs (pipeline_contention) nor
+// the model-wide grad-norm sync (one value, latency-bound).
+bool collective_group(Group g) {
+  return g == Group::tp || g == Group::cp || g == Group::dp || g == Group::dp_cp || g == Group::ep;
 }
 
 // The flows of one ring collective over `members` (ascending global ranks): NCCL's channels, one
@@ -69,13 +63,12 @@ SimgridNetwork::SimgridNetwork(const spec::Cluster& c, const spec::Parallel& par
 
 double SimgridNetwork::contention(Comm::Op op, Group g) const {
   if (op == Comm::Op::send_recv && g == Group::pp) return pipeline_contention();
-  auto k = kind(g);
-  if (!k || !(ring_op(op) || op == Comm::Op::all_to_all)) return 1.0;
+  if (!collective_group(g) || !(ring_op(op) || op == Comm::Op::all_to_all)) return 1.0;
   auto key = std::make_pair(static_cast<int>(op), static_cast<int>(g));
   if (auto it = factors_.find(key); it != factors_.end()) return it->second;
   std::int64_t world = topology::world_size(par_);
   std::set<std::vector<std::int64_t>> groups;
-  for (std::int64_t r = 0; r < world; ++r) groups.insert(topology::group_members(par_, *k, r));
+  for (std::int64_t r = 0; r < world; ++r) groups.insert(topology::group_members(par_, g, r));
   double factor = 1.0;
   if (groups.begin()->size() > 1) {
     // Link rates do not change the ratio much; the ring/Simple entries of all-reduce serve every kind.

@@ -12,6 +12,7 @@
 #include "core/sim_time.h"
 #include "core/units.h"
 #include "spec/calibration.h"
+#include "topology/placement.h"
 
 namespace dtsim::schedule {
 
@@ -41,8 +42,8 @@ enum class TaskKind : std::uint8_t {
   marker    ///< zero-cost synchronisation point
 };
 
-/// Which communicator a collective runs on (the group kinds of topology::placement).
-enum class Group : std::uint8_t { tp, cp, dp, dp_cp, ep, pp, pp_ends, model };
+/// Which communicator a collective runs on: topology::GroupKind, the one group enum of every layer.
+using Group = topology::GroupKind;
 
 /// A collective the engine's network backend prices (nccl-tests size convention). Its operation is
 /// spec::Collective, the one collective enum of every layer (calibration tables, cost, network).

@@ -25,6 +25,8 @@ Layout layout(const spec::Parallel& p, GroupKind k) {
     case GroupKind::dp_cp: return {p.tp, p.cp * p.dp};
     case GroupKind::ep: return {p.expert_tp(), p.ep};  // folded: etp fastest, then ep
     case GroupKind::pp: return {p.tp * p.cp * p.dp, p.pp};
+    case GroupKind::pp_ends: return {p.tp * p.cp * p.dp * std::max<std::int64_t>(1, p.pp - 1), p.pp > 1 ? 2 : 1};
+    case GroupKind::model: break;  // tp x pp: not one progression (group_members, group_shape)
   }
   throw std::logic_error("topology::layout: unknown GroupKind");
 }
@@ -122,6 +124,8 @@ const char* to_string(GroupKind k) {
     case GroupKind::dp_cp: return "dp_cp";
     case GroupKind::ep: return "ep";
     case GroupKind::pp: return "pp";
+    case GroupKind::pp_ends: return "pp_ends";
+    case GroupKind::model: return "model";
   }
   return "?";
 }
@@ -147,6 +151,13 @@ std::int64_t ep_index(const spec::Parallel& p, std::int64_t rank) {
 std::vector<std::int64_t> group_members(const spec::Parallel& p, GroupKind kind, std::int64_t rank) {
   check_rank(p, rank);
   if (kind == GroupKind::ep) check_ep(p);
+  if (kind == GroupKind::model) {  // this rank's cp and dp coordinates, every tp rank of every stage
+    RankCoord c = rank_coord(p, rank);
+    std::vector<std::int64_t> members;
+    for (std::int64_t s = 0; s < p.pp; ++s)
+      for (std::int64_t t = 0; t < p.tp; ++t) members.push_back(rank_of(p, {.tp = t, .cp = c.cp, .dp = c.dp, .pp = s}));
+    return members;
+  }
   Layout l = layout(p, kind);
   std::int64_t base = rank - ((rank / l.stride) % l.size) * l.stride;
   std::vector<std::int64_t> members;
@@ -163,6 +174,19 @@ GroupShape group_shape(const spec::Cluster& c, const spec::Parallel& p, GroupKin
     std::int64_t stride = p.tp * p.cp * p.dp;
     Footprint f = stride >= g ? Footprint{2, 1, stride / g + 1} : Footprint{1, 2, 1};
     return make_shape(c, 2, f, nic_sharing(c, host), g);
+  }
+  if (kind == GroupKind::pp_ends) return group_shape(c, p, GroupKind::pp);  // a pipeline-distance pair too
+  if (kind == GroupKind::model) {
+    // One value all-reduced over tp x pp ranks, latency-bound: tp ranks share a domain, the
+    // stages are as many domains apart (the NIC count does not matter for 8 bytes).
+    GroupShape s;
+    s.ranks = p.tp * p.pp;
+    if (s.ranks <= 1) return GroupShape{};
+    s.ranks_per_node = std::min(p.tp, g);
+    s.nodes = (s.ranks + s.ranks_per_node - 1) / s.ranks_per_node;
+    s.fabric_levels = levels_spanned(c, s.nodes);
+    s.nic_sharing = s.nodes > 1 ? 1 : 0;
+    return s;
   }
   if (kind == GroupKind::ep) check_ep(p);
   Layout l = layout(p, kind);

@@ -10,9 +10,12 @@
 
 namespace dtsim::topology {
 
-/// The kinds of communicator a training job uses. dp_cp is the combined data x context group
-/// that gradient reduction and ZeRO sharding use; pp is the point-to-point neighbour pair.
-enum class GroupKind { tp, cp, dp, dp_cp, ep, pp };
+/// The kinds of communicator a training job uses -- the one group enum of every layer (the op
+/// graph's schedule::Group is this type). dp_cp is the combined data x context group that gradient
+/// reduction and ZeRO sharding use; pp is the point-to-point neighbour pair; pp_ends the first and
+/// last stage (the tied embedding's gradient); model the model-parallel ranks tp x pp (the
+/// gradient-norm sync).
+enum class GroupKind { tp, cp, dp, dp_cp, ep, pp, pp_ends, model };
 
 /// Position of one rank along each parallel dimension (ep is derived from cp and dp).
 struct RankCoord {

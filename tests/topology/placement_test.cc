@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "helpers.h"
@@ -175,4 +176,20 @@ TEST_CASE("topology::group_shape: NVL72 keeps EP 64 on NVLink, a DGX B200 sends 
   CHECK(pp.nic_sharing == 1);
   // DP 64 x PP 4: a DP group is one rack; the gradient all-reduce stays on NVLink.
   CHECK(topology::group_shape(nvl, p, GroupKind::dp).nodes == 1);
+}
+
+TEST_CASE("topology: the tied-embedding pair and the model-parallel group are group kinds too", "[topology]") {
+  // TP 2, PP 4, DP 2 (16 ranks, stage stride 4): rank 5 (tp 1, dp 0, stage 1).
+  spec::Parallel p{.tp = 2, .pp = 4, .dp = 2};
+  CHECK(topology::group_members(p, GroupKind::pp_ends, 1) == std::vector<std::int64_t>{1, 13});  // first and last stage
+  CHECK(topology::group_members(p, GroupKind::model, 5) == std::vector<std::int64_t>{0, 1, 4, 5, 8, 9, 12, 13});
+  CHECK(topology::group_members(p, GroupKind::model, 2) == std::vector<std::int64_t>{2, 3, 6, 7, 10, 11, 14, 15});
+  CHECK(std::string(topology::to_string(GroupKind::model)) == "model");
+  // The grad-norm group over 128 DGX H100 nodes (TP 8, PP 16): 128 ranks, 8 per node, 16 nodes.
+  GroupShape m = topology::group_shape(h100(), spec::Parallel{.tp = 8, .pp = 16, .dp = 8}, GroupKind::model);
+  CHECK(m.ranks == 128);
+  CHECK(m.ranks_per_node == 8);
+  CHECK(m.nodes == 16);
+  CHECK(topology::group_shape(h100(), spec::Parallel{.tp = 8, .pp = 16, .dp = 8}, GroupKind::pp_ends) ==
+        topology::group_shape(h100(), spec::Parallel{.tp = 8, .pp = 16, .dp = 8}, GroupKind::pp));
 }
