@@ -11,6 +11,7 @@
 #include "engine/analytical.h"
 #include "engine/simulate.h"
 #include "network/backend.h"
+#include "topology/links.h"
 #include "report/simulate_report.h"
 
 namespace dtsim::cli {
@@ -32,6 +33,7 @@ struct SimulateArgs {
   JobFlags flags;
   std::string trace;
   std::string network = "analytical";
+  std::int64_t cotenant = 0;
 };
 
 }  // namespace
@@ -45,6 +47,10 @@ void add_simulate(CLI::App& app, Action& action) {
   sim->add_option("--network", args->network,
                   "analytical|simgrid: price collectives analytically, or slow each by the contention SimGrid "
                   "finds when every group of its kind runs at once on the cluster's links");
+  sim->add_option("--cotenant-gpus", args->cotenant,
+                  "With --network simgrid: another job all-reducing over N GPUs on the hosts after this one's, "
+                  "sharing the fabric")
+      ->check(CLI::Range(2, 1 << 24));
   sim->callback([args, &action] {
     action = [args] {
       Job j = resolve_job(args->flags);
@@ -52,7 +58,20 @@ void add_simulate(CLI::App& app, Action& action) {
       choose_recompute(j);
       schedule::StepSpec s{&j.model, &j.cluster, j.par, j.train, &j.calibration, j.software};
       network::Kind kind = network::parse_kind(args->network);
-      auto net = network::make_backend(kind, j.cluster, j.par, j.calibration.collectives);
+      if (args->cotenant > 0 && kind != network::Kind::simgrid)
+        throw SpecError("--cotenant-gpus", "expected --network simgrid with it, got --network " + args->network);
+      if (args->cotenant > 0) {
+        std::int64_t first = (j.gpus + j.cluster.gpus_per_node - 1) / j.cluster.gpus_per_node;
+        std::int64_t last = first + (args->cotenant + j.cluster.gpus_per_node - 1) / j.cluster.gpus_per_node - 1;
+        if (last >= topology::max_nodes(j.cluster))
+          throw SpecError("--cotenant-gpus", "expected the two jobs to fit the fabric's " +
+                                                 std::to_string(topology::max_nodes(j.cluster)) + " nodes, got " +
+                                                 std::to_string(last + 1));
+        j.notes.push_back("co-tenant: another job all-reducing over " + std::to_string(args->cotenant) +
+                          " GPUs on nodes " + std::to_string(first) + "-" + std::to_string(last) +
+                          " shares the fabric (SimGrid)");
+      }
+      auto net = network::make_backend(kind, j.cluster, j.par, j.calibration.collectives, args->cotenant);
       engine::Simulation sim = engine::simulate_step(s, *net);
       j.network = network::to_string(kind);
       auto mem = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software.attention);

@@ -15,8 +15,8 @@ Kind parse_kind(const std::string& text, const std::string& flag) {
 const char* to_string(Kind k) { return k == Kind::analytical ? "analytical" : "simgrid"; }
 
 std::unique_ptr<engine::NetworkBackend> make_backend(Kind kind, const spec::Cluster& c, const spec::Parallel& par,
-                                                     const spec::CollectiveCalibration& cal) {
-  if (kind == Kind::simgrid) return std::make_unique<SimgridNetwork>(c, par, cal);
+                                                     const spec::CollectiveCalibration& cal, std::int64_t cotenant_gpus) {
+  if (kind == Kind::simgrid) return std::make_unique<SimgridNetwork>(c, par, cal, cotenant_gpus);
   return std::make_unique<engine::AnalyticalNetwork>(c, par, cal);
 }
 

@@ -18,8 +18,11 @@ enum class Kind { analytical, simgrid };
 [[nodiscard]] const char* to_string(Kind k);
 
 /// A backend of `kind` for one job (it keeps references to `c` and `cal`).
+/// `cotenant_gpus` (SimGrid only): another job all-reducing over that many GPUs on the hosts after
+/// this one's (SimgridNetwork).
 [[nodiscard]] std::unique_ptr<engine::NetworkBackend> make_backend(Kind kind, const spec::Cluster& c,
                                                                    const spec::Parallel& par,
-                                                                   const spec::CollectiveCalibration& cal);
+                                                                   const spec::CollectiveCalibration& cal,
+                                                                   std::int64_t cotenant_gpus = 0);
 
 }  // namespace dtsim::network

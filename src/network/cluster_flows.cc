@@ -16,7 +16,23 @@ ClusterFlows::ClusterFlows(const spec::Cluster& c, std::int64_t gpus, double int
   const spec::FabricLevel& leaf = c.fabric.front();
   double down = static_cast<double>(leaf.switch_radix) * leaf.oversubscription / (1.0 + leaf.oversubscription);
   nics_per_leaf_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(down));
-  leaf_up_ = static_cast<double>(nics_per_leaf_) * inter_ / leaf.oversubscription;
+  double up = static_cast<double>(nics_per_leaf_) * inter_ / leaf.oversubscription;
+  std::int64_t hosts = c.rail_optimized ? nics_per_leaf_
+                                        : std::max<std::int64_t>(1, nics_per_leaf_ / std::max<std::int64_t>(1, c.nics_per_node));
+  tiers_.push_back({hosts, up});
+  // Middle levels (neither the leaf nor the top, which is the root): a switch of level i takes
+  // `down` subtrees of level i - 1 (topology::levels_spanned counts reach the same way), and the
+  // subtree's uplinks carry its children's uplink capacity cut by level i's oversubscription.
+  // Rails merge above the leaves, so a middle subtree holds whole hosts.
+  std::int64_t nics = nics_per_leaf_;
+  for (std::size_t i = 1; i + 1 < c.fabric.size(); ++i) {
+    const spec::FabricLevel& l = c.fabric[i];
+    auto children = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(static_cast<double>(l.switch_radix) * l.oversubscription / (1.0 + l.oversubscription)));
+    nics *= children;
+    up = static_cast<double>(children) * up / l.oversubscription;
+    tiers_.push_back({std::max<std::int64_t>(1, nics / std::max<std::int64_t>(1, c.nics_per_node)), up});
+  }
 }
 
 std::size_t ClusterFlows::link(const std::string& name, double bytes_per_s) {
@@ -30,13 +46,15 @@ std::int64_t ClusterFlows::nic_of(std::int64_t rank) const {
   return c_.gpu_to_nic.empty() ? local / c_.gpus_per_nic() : c_.gpu_to_nic[static_cast<std::size_t>(local)];
 }
 
-std::int64_t ClusterFlows::leaf_of(std::int64_t rank) const {
+std::int64_t ClusterFlows::subtree_of(std::int64_t rank, std::size_t level) const {
   std::int64_t host = host_of(rank);
   // Rail-optimized: a leaf of rail k takes NIC k of nics_per_leaf hosts; otherwise a leaf takes
   // whole hosts, nics_per_leaf NICs of them.
-  if (c_.rail_optimized) return nic_of(rank) * 1000000 + host / nics_per_leaf_;
-  return host / std::max<std::int64_t>(1, nics_per_leaf_ / std::max<std::int64_t>(1, c_.nics_per_node));
+  std::int64_t index = host / tiers_[level].hosts;
+  return level == 0 && c_.rail_optimized ? nic_of(rank) * 1000000 + index : index;
 }
+
+std::int64_t ClusterFlows::leaf_of(std::int64_t rank) const { return subtree_of(rank, 0); }
 
 FlowSpec ClusterFlows::flow(std::int64_t src, std::int64_t dst, double bytes) {
   if (src == dst) throw std::invalid_argument("network::ClusterFlows: a flow from a rank to itself");
@@ -49,11 +67,16 @@ FlowSpec ClusterFlows::flow(std::int64_t src, std::int64_t dst, double bytes) {
     return link("host" + std::to_string(host_of(r)) + ".nic" + std::to_string(nic_of(r)) + dir, inter_);
   };
   f.path.push_back(nic(src, ".out"));
-  std::int64_t a = leaf_of(src), b = leaf_of(dst);
-  if (a != b) {
-    f.path.push_back(link("leaf" + std::to_string(a) + ".up", leaf_up_));
-    f.path.push_back(link("leaf" + std::to_string(b) + ".down", leaf_up_));
+  // Up through every level whose subtrees differ, down the same levels on the other side.
+  std::vector<std::size_t> down;
+  for (std::size_t i = 0; i < tiers_.size(); ++i) {
+    std::int64_t a = subtree_of(src, i), b = subtree_of(dst, i);
+    if (a == b) break;
+    std::string tier = "t" + std::to_string(i) + ".";
+    f.path.push_back(link(tier + std::to_string(a) + ".up", tiers_[i].up));
+    down.push_back(link(tier + std::to_string(b) + ".down", tiers_[i].up));
   }
+  f.path.insert(f.path.end(), down.rbegin(), down.rend());
   f.path.push_back(nic(dst, ".in"));
   return f;
 }

@@ -1,8 +1,8 @@
 #pragma once
 // The links a job's transfers cross on a cluster, and their paths, for the SimGrid backend: each
 // GPU's NVLink port into its NVLink domain's switches (non-blocking inside), each host NIC, and the
-// leaf switches' uplinks into a non-blocking spine (their capacity cut by the level's
-// oversubscription). Ranks sit in Megatron order on hosts of gpus_per_node, NVLink domains as
+// uplinks of each fabric level's subtrees below the top (leaf switches, then the pods of middle
+// levels), each cut by its level's oversubscription; the top level is non-blocking. Ranks sit in Megatron order on hosts of gpus_per_node, NVLink domains as
 // spec::Cluster::domain_ranks places them, GPU-to-NIC as the cluster maps them; with a
 // rail-optimized fabric NIC k of every host hangs off the leaves of rail k.
 #include <cstdint>
@@ -33,12 +33,19 @@ class ClusterFlows {
  private:
   std::size_t link(const std::string& name, double bytes_per_s);
   std::int64_t nic_of(std::int64_t rank) const;
+  /// The subtree of `rank` at fabric level `level` (0: its leaf switch).
+  std::int64_t subtree_of(std::int64_t rank, std::size_t level) const;
+
+  struct Tier {
+    std::int64_t hosts = 1;  ///< hosts under one subtree of this level (per rail at the leaves)
+    double up = 0;           ///< the subtree's uplink capacity per direction, bytes/s
+  };
 
   const spec::Cluster& c_;
   std::int64_t domain_ = 1;         ///< ranks per NVLink domain for this job
   std::int64_t nics_per_leaf_ = 1;  ///< NICs one leaf switch connects downward
   double intra_ = 0, inter_ = 0;    ///< link rates, bytes/s
-  double leaf_up_ = 0;              ///< a leaf's uplink capacity per direction, bytes/s
+  std::vector<Tier> tiers_;         ///< the leaves, then the middle levels (the top is the root)
   std::vector<LinkSpec> links_;
   std::map<std::string, std::size_t> index_;
 };

@@ -58,8 +58,19 @@ spec::Cluster non_blocking(spec::Cluster c) {
 
 }  // namespace
 
-SimgridNetwork::SimgridNetwork(const spec::Cluster& c, const spec::Parallel& par, const spec::CollectiveCalibration& cal)
-    : cluster_(c), flat_(non_blocking(c)), par_(par), cal_(cal), analytical_(flat_, par, cal) {}
+SimgridNetwork::SimgridNetwork(const spec::Cluster& c, const spec::Parallel& par, const spec::CollectiveCalibration& cal,
+                               std::int64_t cotenant_gpus)
+    : cluster_(c), flat_(non_blocking(c)), par_(par), cal_(cal), cotenant_(cotenant_gpus), analytical_(flat_, par, cal) {}
+
+void SimgridNetwork::add_cotenant(ClusterFlows& net, std::vector<FlowSpec>& flows) const {
+  if (cotenant_ < 2) return;
+  std::int64_t first = topology::world_size(par_);
+  // Whole hosts after this job's: the co-tenant starts on the next host.
+  first = (first + cluster_.gpus_per_node - 1) / cluster_.gpus_per_node * cluster_.gpus_per_node;
+  std::vector<std::int64_t> members;
+  for (std::int64_t r = 0; r < cotenant_; ++r) members.push_back(first + r);
+  add_ring(net, cluster_, members, 1073741824.0, flows);
+}
 
 double SimgridNetwork::contention(Comm::Op op, Group g) const {
   if (op == Comm::Op::send_recv && g == Group::pp) return pipeline_contention();
@@ -67,6 +78,7 @@ double SimgridNetwork::contention(Comm::Op op, Group g) const {
   auto key = std::make_pair(static_cast<int>(op), static_cast<int>(g));
   if (auto it = factors_.find(key); it != factors_.end()) return it->second;
   std::int64_t world = topology::world_size(par_);
+  std::int64_t span = world + (cotenant_ > 1 ? cotenant_ + cluster_.gpus_per_node : 0);  // both jobs' ranks
   std::set<std::vector<std::int64_t>> groups;
   for (std::int64_t r = 0; r < world; ++r) groups.insert(topology::group_members(par_, g, r));
   double factor = 1.0;
@@ -74,7 +86,7 @@ double SimgridNetwork::contention(Comm::Op op, Group g) const {
     // Link rates do not change the ratio much; the ring/Simple entries of all-reduce serve every kind.
     const spec::ProtocolCost& intra = cal_.at(spec::Collective::all_reduce, false, spec::CollAlgo::ring, spec::Protocol::simple);
     const spec::ProtocolCost& inter = cal_.at(spec::Collective::all_reduce, true, spec::CollAlgo::ring, spec::Protocol::simple);
-    ClusterFlows net(cluster_, world, intra.bandwidth_efficiency, inter.bandwidth_efficiency);
+    ClusterFlows net(cluster_, span, intra.bandwidth_efficiency, inter.bandwidth_efficiency);
     ClusterFlows flat(flat_, world, intra.bandwidth_efficiency, inter.bandwidth_efficiency);
     // The size cancels in the ratio; 1 GiB keeps the times far above SimGrid's resolution.
     std::vector<FlowSpec> all, alone;
@@ -85,10 +97,13 @@ double SimgridNetwork::contention(Comm::Op op, Group g) const {
       for (const auto& members : groups) add_ring(net, cluster_, members, 1073741824.0, all);
       add_ring(flat, flat_, *groups.begin(), 1073741824.0, alone);
     }
-    // The slowest ring of all at once on the real fabric, against one alone on the 1:1 one.
+    std::size_t own = all.size();
+    add_cotenant(net, all);
+    // The slowest of this job's flows with all at once on the real fabric, against one group alone
+    // on the 1:1 one.
     std::vector<double> t_all = simulate_flows(net.links(), all), t_alone = simulate_flows(flat.links(), alone);
     runs_ += 2;
-    double slowest_all = *std::max_element(t_all.begin(), t_all.end());
+    double slowest_all = *std::max_element(t_all.begin(), t_all.begin() + static_cast<std::ptrdiff_t>(own));
     double slowest_alone = *std::max_element(t_alone.begin(), t_alone.end());
     factor = std::max(1.0, slowest_all / slowest_alone);
   }
@@ -105,7 +120,8 @@ double SimgridNetwork::pipeline_contention() const {
     const spec::ProtocolCost& intra = cal_.at(spec::Collective::send_recv, false, spec::CollAlgo::ring, spec::Protocol::simple);
     const spec::ProtocolCost& inter = cal_.at(spec::Collective::send_recv, true, spec::CollAlgo::ring, spec::Protocol::simple);
     double ei = intra.available ? intra.bandwidth_efficiency : 1.0, en = inter.available ? inter.bandwidth_efficiency : 1.0;
-    ClusterFlows net(cluster_, world, ei, en), flat(flat_, world, ei, en);
+    std::int64_t span = world + (cotenant_ > 1 ? cotenant_ + cluster_.gpus_per_node : 0);
+    ClusterFlows net(cluster_, span, ei, en), flat(flat_, world, ei, en);
     // Every rank of every stage sends to its peer in the next stage at once (the steady state of
     // 1F1B), against one such pair alone on the non-blocking fabric.
     std::vector<FlowSpec> all, alone;
@@ -114,9 +130,12 @@ double SimgridNetwork::pipeline_contention() const {
     for (std::int64_t r = 0; r + stage < world; ++r)
       if (net.host_of(r) != net.host_of(r + stage)) { worst = r; break; }
     alone.push_back(flat.flow(worst, worst + stage, 1073741824.0));
+    std::size_t own = all.size();
+    add_cotenant(net, all);
     std::vector<double> t_all = simulate_flows(net.links(), all), t_alone = simulate_flows(flat.links(), alone);
     runs_ += 2;
-    factor = std::max(1.0, *std::max_element(t_all.begin(), t_all.end()) / t_alone.front());
+    factor = std::max(1.0, *std::max_element(t_all.begin(), t_all.begin() + static_cast<std::ptrdiff_t>(own)) /
+                               t_alone.front());
   }
   factors_[key] = factor;
   return factor;

@@ -606,3 +606,24 @@ TEST_CASE("cli simulate --network simgrid: expert all-to-all and pipeline transf
   CHECK(run_json(pp + fix + "tapered.json").at("breakdown").at("pp_comm").get<double>() >
         run_json(pp + fix + "flat16.json").at("breakdown").at("pp_comm").get<double>() * 1.5);
 }
+
+TEST_CASE("cli simulate --cotenant-gpus: two jobs sharing a leaf's uplinks to the spine", "[cli]") {
+  // Radix-32 leaves at 3:1: 3 hosts and 8 NICs' worth of uplink each. The job (hosts 0-3) has its
+  // data-parallel rings cross from leaf 0 to leaf 1 (host 3); alone, 8 channel flows fill leaf 1's
+  // 8 uplink NICs exactly. The co-tenant on hosts 4-7 sends 8 more flows up leaf 1 (host 5 to 6),
+  // so by max-min each gets half: the gradient all-reduce takes twice as long.
+  std::string job = "simulate --model llama3-8b --gpus 32 --gbs 64 --seq 4096 --overlap-grad-reduce off --json --cluster " +
+                    dtsim::test::source_path("tests/fixtures/clusters/dgx-h100-shared-leaf.json");
+  json alone = run_json(job + " --network simgrid"), analytical = run_json(job);
+  json shared = run_json(job + " --network simgrid --cotenant-gpus 32");
+  CHECK(alone.at("step_time_s") == analytical.at("step_time_s"));
+  CHECK_THAT(shared.at("breakdown").at("dp_comm_exposed").get<double>(),
+             WithinRel(2 * alone.at("breakdown").at("dp_comm_exposed").get<double>(), 1e-6));
+  CHECK(shared.at("breakdown").at("compute") == alone.at("breakdown").at("compute"));
+  bool noted = false;
+  for (const json& n : shared.at("notes")) noted |= n.get<std::string>().find("co-tenant") != std::string::npos;
+  CHECK(noted);
+  check_bad(job + " --cotenant-gpus 32", Contains("--cotenant-gpus: expected --network simgrid"));
+  check_bad(job + " --network simgrid --cotenant-gpus 1", Contains("--cotenant-gpus"));
+  check_bad(job + " --network simgrid --cotenant-gpus 10000000", Contains("--cotenant-gpus: expected the two jobs to fit"));
+}

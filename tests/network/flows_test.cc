@@ -77,6 +77,32 @@ TEST_CASE("network::ClusterFlows: a tapered leaf halves two flows that cross it"
   CHECK(tapered >= flat);
 }
 
+TEST_CASE("network::ClusterFlows: a middle level's oversubscription caps its pod's uplinks", "[network]") {
+  // Three levels: radix-2 leaves at 1:1 (one host each, one NIC of uplink), radix-4 middle
+  // switches at 3:1 (pods of 3 leaves, one NIC's worth of uplink), a radix-4 top. Hosts 0 and 1
+  // (pod 0) send to hosts 3 and 4 (pod 1) at once: both climb pod 0's one-NIC uplink and get half
+  // of it each. Inside the pod (0 to 1 and 2 to 0 at once) nothing is shared.
+  std::string text = R"({"name": "three", "gpu": "h100-sxm5-80gb", "gpus_per_node": 1,
+    "intra_node": {"fabric": "nvswitch", "bandwidth_GBps": 450, "latency_us": 0.6},
+    "nics_per_node": 1, "nic_bandwidth_Gbps": 400, "nic_latency_us": 2.7, "rail_optimized": false,
+    "gpu_to_nic": [0], "fabric": [{"switch_radix": 2, "oversubscription": 1.0, "hop_latency_us": 0.1},
+                                  {"switch_radix": 4, "oversubscription": 3.0, "hop_latency_us": 0.1},
+                                  {"switch_radix": 4, "oversubscription": 1.0, "hop_latency_us": 0.1}],
+    "calibration": "dgx-h100"})";
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  spec::Cluster c = spec::parse_cluster(text, "three.json");
+  network::ClusterFlows net(c, 6, 1.0, 1.0);
+  std::vector<network::FlowSpec> across{net.flow(0, 3, 1e9), net.flow(1, 4, 1e9)};
+  std::vector<double> t = network::simulate_flows(net.links(), across);
+  CHECK_THAT(t[0], WithinRel(2 * 1e9 / 50e9, 1e-6));
+  CHECK_THAT(t[1], WithinRel(2 * 1e9 / 50e9, 1e-6));
+  network::ClusterFlows pod(c, 6, 1.0, 1.0);
+  std::vector<network::FlowSpec> inside{pod.flow(0, 1, 1e9), pod.flow(2, 0, 1e9)};
+  std::vector<double> u = network::simulate_flows(pod.links(), inside);
+  CHECK_THAT(std::max(u[0], u[1]), WithinRel(1e9 / 50e9, 1e-6));
+  CHECK(net.leaf_of(1) != net.leaf_of(0));
+}
+
 TEST_CASE("network::ring_collective_time: equals the analytical ring on a non-blocking fabric", "[network]") {
   // All-reduce over 2 DGX H100 nodes: NCCL's 8 channels, one ring per NIC, bandwidth shared by
   // SimGrid, latency terms the analytical ring's: the same time as cost's ring/Simple candidate.
