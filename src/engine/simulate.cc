@@ -37,6 +37,10 @@ Simulation simulate_step(const schedule::StepSpec& s, const NetworkBackend& net)
 StepResult simulate_into(const schedule::StepSpec& s, const NetworkBackend& net, Workspace& ws) {
   schedule::build_step(s, net, ws.step);
   Simulator(net, s.cal->compute.overlap_slowdown).run(ws.step.graph, ws.timeline);
+  return summarize(s, ws);
+}
+
+StepResult summarize(const schedule::StepSpec& s, const Workspace& ws) {
   StepResult r;
   r.pace = schedule::compute_context(s).pace;
   r.microbatches = spec::micro_batches(s.par, s.train);

@@ -40,6 +40,9 @@ struct Workspace {
 /// Simulates one step into `ws` (graph and timeline stay there) and returns its figures.
 [[nodiscard]] StepResult simulate_into(const schedule::StepSpec& s, const NetworkBackend& net, Workspace& ws);
 
+/// The figures of a step whose graph and timeline are in `ws` (however the timeline was run).
+[[nodiscard]] StepResult summarize(const schedule::StepSpec& s, const Workspace& ws);
+
 /// Simulates one step of `s` with `net` pricing collectives.
 [[nodiscard]] Simulation simulate_step(const schedule::StepSpec& s, const NetworkBackend& net);
 

@@ -1,5 +1,7 @@
 #include "engine/simulator.h"
 
+#include "engine/comm_windows.h"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -11,24 +13,6 @@ using schedule::Graph;
 using schedule::Task;
 using schedule::TaskId;
 using schedule::TaskKind;
-
-// Running communication kernels, as [start, end) intervals, pruned as time advances.
-class CommWindows {
- public:
-  void add(SimTime start, SimTime end) { windows_.emplace_back(start, end); }
-  /// Time in [t, t + d) covered by windows that started at or before t.
-  [[nodiscard]] SimTime covered_from(SimTime t, SimTime d) {
-    std::erase_if(windows_, [t](const auto& w) { return w.second <= t; });
-    SimTime reach = t;
-    for (const auto& w : windows_) {
-      if (w.first <= t) reach = std::max(reach, w.second);
-    }
-    return std::min(d, reach - t);
-  }
-
- private:
-  std::vector<std::pair<SimTime, SimTime>> windows_;
-};
 
 }  // namespace
 
