@@ -1,6 +1,7 @@
 #include "network/cluster_flows.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "cost/collective.h"
@@ -130,6 +131,33 @@ double ring_collective_time(const spec::Cluster& c, const spec::CollectiveCalibr
   std::vector<double> done = simulate_flows(net_flows.links(), flows);
   Seconds latency = cost::ring_latency(op, topology::flat_group_shape(c, ranks, ranks_per_node), c, cal);
   return latency.value() + *std::max_element(done.begin(), done.end());
+}
+
+spec::Cluster non_blocking(spec::Cluster c) {
+  for (spec::FabricLevel& l : c.fabric) l.oversubscription = 1.0;
+  return c;
+}
+
+void add_all_to_all(ClusterFlows& net, const std::vector<std::int64_t>& members, double bytes, std::vector<FlowSpec>& out) {
+  double share = bytes / static_cast<double>(members.size());
+  for (std::int64_t a : members)
+    for (std::int64_t b : members)
+      if (a != b) out.push_back(net.flow(a, b, share));
+}
+
+void add_ring(ClusterFlows& net, const spec::Cluster& c, const std::vector<std::int64_t>& members, double bytes,
+              std::vector<FlowSpec>& out) {
+  std::map<std::int64_t, std::vector<std::int64_t>> by_host;
+  for (std::int64_t r : members) by_host[net.host_of(r)].push_back(r);
+  std::int64_t per_host = static_cast<std::int64_t>(by_host.begin()->second.size());
+  std::int64_t channels = by_host.size() > 1 ? std::max<std::int64_t>(1, std::min(c.nics_per_node, per_host)) : 1;
+  for (std::int64_t j = 0; j < channels; ++j) {
+    std::vector<std::int64_t> ring;
+    for (const auto& [host, rs] : by_host)
+      for (std::size_t i = 0; i < rs.size(); ++i) ring.push_back(rs[(static_cast<std::size_t>(j) + i) % rs.size()]);
+    for (std::size_t i = 0; i < ring.size(); ++i)
+      out.push_back(net.flow(ring[i], ring[(i + 1) % ring.size()], bytes / static_cast<double>(channels)));
+  }
 }
 
 }  // namespace dtsim::network

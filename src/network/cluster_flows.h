@@ -70,3 +70,20 @@ namespace dtsim::network {
                                           std::int64_t ranks_per_node);
 
 }  // namespace dtsim::network
+
+namespace dtsim::network {
+
+/// `c` with every fabric level at 1:1 (the reference a transfer's contention is measured against).
+[[nodiscard]] spec::Cluster non_blocking(spec::Cluster c);
+
+/// The flows of one all-to-all over `members`: every member sends an equal share of `bytes` to
+/// every other.
+void add_all_to_all(ClusterFlows& net, const std::vector<std::int64_t>& members, double bytes, std::vector<FlowSpec>& out);
+
+/// The flows of one ring collective over `members` (ascending global ranks) moving `bytes` per
+/// rank: NCCL's channels, one ring per NIC a host's members reach, each ring rotated so it leaves
+/// every host through the next NIC (NCCL graph/rings.cc connects rings rail to rail).
+void add_ring(ClusterFlows& net, const spec::Cluster& c, const std::vector<std::int64_t>& members, double bytes,
+              std::vector<FlowSpec>& out);
+
+}  // namespace dtsim::network

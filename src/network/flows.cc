@@ -4,45 +4,109 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "network/sg_child.h"
+
 namespace dtsim::network {
+namespace detail {
+
+namespace sg4 = simgrid::s4u;
+
+std::vector<char> in_child(const char* what, std::size_t bytes, const std::function<void(int fd)>& body) {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error(std::string(what) + ": pipe failed");
+  // The child inherits unwritten output; SimGrid flushes stdio in it, which would print it twice.
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string(what) + ": fork failed");
+  if (pid == 0) {
+    close(fds[0]);
+    body(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::vector<char> out(bytes);
+  char* p = out.data();
+  std::size_t n = bytes;
+  while (n > 0) {
+    ssize_t r = read(fds[0], p, n);
+    if (r <= 0) break;
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (n != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error(std::string(what) + ": the SimGrid child process failed");
+  return out;
+}
+
+void write_all(int fd, const void* data, std::size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w <= 0) _exit(3);
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+sg4::Engine& make_engine() {
+  static std::vector<std::string> args = {"dtsim", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
+                                          "--log=root.thres:critical"};
+  static std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  static int argc = static_cast<int>(argv.size());
+  static sg4::Engine engine(&argc, argv.data());
+  return engine;
+}
+
+std::vector<std::pair<sg4::Host*, sg4::Host*>> make_platform(const std::vector<LinkSpec>& links,
+                                                             const std::vector<std::vector<std::size_t>>& routes) {
+  sg4::NetZone* zone = sg4::create_full_zone("dtsim");
+  std::vector<sg4::Link*> made;
+  for (std::size_t i = 0; i < links.size(); ++i)
+    made.push_back(zone->create_link("l" + std::to_string(i), links[i].bytes_per_s)->set_latency(links[i].latency_s)->seal());
+  std::vector<std::pair<sg4::Host*, sg4::Host*>> ends;
+  for (std::size_t f = 0; f < routes.size(); ++f) {
+    sg4::Host* src = zone->create_host("s" + std::to_string(f), 1e9);
+    sg4::Host* dst = zone->create_host("d" + std::to_string(f), 1e9);
+    std::vector<sg4::LinkInRoute> route;
+    for (std::size_t l : routes[f]) route.emplace_back(made[l]);
+    zone->add_route(src->get_netpoint(), dst->get_netpoint(), nullptr, nullptr, route, false);
+    ends.emplace_back(src, dst);
+  }
+  if (ends.empty()) ends.emplace_back(zone->create_host("idle", 1e9), nullptr);
+  zone->seal();
+  return ends;
+}
+
+}  // namespace detail
+
 namespace {
 
 namespace sg4 = simgrid::s4u;
 
-// The child: one SimGrid engine, a host pair per flow routed over the flow's links, every
-// flow started at once; completion times written to `fd`.
-[[noreturn]] void run_child(const std::vector<LinkSpec>& links, const std::vector<FlowSpec>& flows, int fd) {
-  std::vector<std::string> args = {"dtsim", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
-                                   "--log=root.thres:critical"};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  int argc = static_cast<int>(argv.size());
-  sg4::Engine engine(&argc, argv.data());
-  sg4::NetZone* zone = sg4::create_full_zone("dtsim");
-  std::vector<sg4::Link*> made;
-  for (std::size_t i = 0; i < links.size(); ++i)
-    made.push_back(zone->create_link("l" + std::to_string(i), links[i].bytes_per_s)
-                       ->set_latency(links[i].latency_s)
-                       ->seal());
-  std::vector<std::pair<sg4::Host*, sg4::Host*>> ends;
-  for (std::size_t f = 0; f < flows.size(); ++f) {
-    sg4::Host* src = zone->create_host("s" + std::to_string(f), 1e9);
-    sg4::Host* dst = zone->create_host("d" + std::to_string(f), 1e9);
-    std::vector<sg4::LinkInRoute> route;
-    for (std::size_t l : flows[f].path) route.emplace_back(made[l]);
-    zone->add_route(src->get_netpoint(), dst->get_netpoint(), nullptr, nullptr, route, false);
-    ends.emplace_back(src, dst);
-  }
-  zone->seal();
+// The child: a host pair per flow routed over the flow's links, every flow started at once;
+// completion times written to `fd`.
+void run_child(const std::vector<LinkSpec>& links, const std::vector<FlowSpec>& flows, int fd) {
+  sg4::Engine& engine = detail::make_engine();
+  std::vector<std::vector<std::size_t>> routes;
+  for (const FlowSpec& f : flows) routes.push_back(f.path);
+  auto ends = detail::make_platform(links, routes);
   std::vector<double> done(flows.size(), 0.0);
-  sg4::Actor::create("flows", ends.empty() ? zone->create_host("idle", 1e9) : ends.front().first, [&] {
+  sg4::Actor::create("flows", ends.front().first, [&] {
     std::vector<sg4::CommPtr> comms;
     for (std::size_t f = 0; f < flows.size(); ++f)
       comms.push_back(sg4::Comm::sendto_async(ends[f].first, ends[f].second, static_cast<std::uint64_t>(flows[f].bytes)));
@@ -58,15 +122,7 @@ namespace sg4 = simgrid::s4u;
     }
   });
   engine.run();
-  const char* p = reinterpret_cast<const char*>(done.data());
-  std::size_t n = done.size() * sizeof(double);
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w <= 0) _exit(3);
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  _exit(0);
+  detail::write_all(fd, done.data(), done.size() * sizeof(double));
 }
 
 }  // namespace
@@ -78,33 +134,10 @@ std::vector<double> simulate_flows(const std::vector<LinkSpec>& links, const std
       if (l >= links.size()) throw std::invalid_argument("network::simulate_flows: a path names link " + std::to_string(l));
   }
   if (flows.empty()) return {};
-  int fds[2];
-  if (pipe(fds) != 0) throw std::runtime_error("network::simulate_flows: pipe failed");
-  // The child inherits unwritten output; SimGrid flushes stdio in it, which would print it twice.
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("network::simulate_flows: fork failed");
-  if (pid == 0) {
-    close(fds[0]);
-    run_child(links, flows, fds[1]);
-  }
-  close(fds[1]);
+  std::vector<char> raw = detail::in_child("network::simulate_flows", flows.size() * sizeof(double),
+                                           [&](int fd) { run_child(links, flows, fd); });
   std::vector<double> done(flows.size());
-  char* p = reinterpret_cast<char*>(done.data());
-  std::size_t n = done.size() * sizeof(double);
-  while (n > 0) {
-    ssize_t r = read(fds[0], p, n);
-    if (r <= 0) break;
-    p += r;
-    n -= static_cast<std::size_t>(r);
-  }
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (n != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error("network::simulate_flows: the SimGrid child process failed");
+  std::memcpy(done.data(), raw.data(), raw.size());
   return done;
 }
 

@@ -16,47 +16,14 @@ bool ring_op(Comm::Op op) {
   return op == Comm::Op::all_reduce || op == Comm::Op::all_gather || op == Comm::Op::reduce_scatter;
 }
 
-// The flows of one all-to-all over `members`: every member sends an equal share to every other.
-void add_all_to_all(ClusterFlows& net, const std::vector<std::int64_t>& members, double bytes, std::vector<FlowSpec>& out) {
-  double share = bytes / static_cast<double>(members.size());
-  for (std::int64_t a : members)
-    for (std::int64_t b : members)
-      if (a != b) out.push_back(net.flow(a, b, share));
-}
-
 // Groups whose collectives SimGrid re-prices: not the pipeline pairs (pipeline_contention) nor
 // the model-wide grad-norm sync (one value, latency-bound).
 bool collective_group(Group g) {
   return g == Group::tp || g == Group::cp || g == Group::dp || g == Group::dp_cp || g == Group::ep;
 }
 
-// The flows of one ring collective over `members` (ascending global ranks): NCCL's channels, one
-// ring per NIC a host's members reach, each ring rotated so it leaves every host through the next NIC.
-void add_ring(ClusterFlows& net, const spec::Cluster& c, const std::vector<std::int64_t>& members, double bytes,
-              std::vector<FlowSpec>& out) {
-  std::map<std::int64_t, std::vector<std::int64_t>> by_host;
-  for (std::int64_t r : members) by_host[net.host_of(r)].push_back(r);
-  std::int64_t per_host = static_cast<std::int64_t>(by_host.begin()->second.size());
-  std::int64_t channels = by_host.size() > 1 ? std::max<std::int64_t>(1, std::min(c.nics_per_node, per_host)) : 1;
-  for (std::int64_t j = 0; j < channels; ++j) {
-    std::vector<std::int64_t> ring;
-    for (const auto& [host, rs] : by_host)
-      for (std::size_t i = 0; i < rs.size(); ++i) ring.push_back(rs[(static_cast<std::size_t>(j) + i) % rs.size()]);
-    for (std::size_t i = 0; i < ring.size(); ++i)
-      out.push_back(net.flow(ring[i], ring[(i + 1) % ring.size()], bytes / static_cast<double>(channels)));
-  }
-}
-
 }  // namespace
 
-namespace {
-
-spec::Cluster non_blocking(spec::Cluster c) {
-  for (spec::FabricLevel& l : c.fabric) l.oversubscription = 1.0;
-  return c;
-}
-
-}  // namespace
 
 SimgridNetwork::SimgridNetwork(const spec::Cluster& c, const spec::Parallel& par, const spec::CollectiveCalibration& cal,
                                std::int64_t cotenant_gpus)

@@ -6,11 +6,13 @@
 
 #include "core/units.h"
 #include "cost/collective.h"
+#include "engine/analytical.h"
 #include "engine/simulate.h"
 #include "helpers.h"
 #include "network/backend.h"
 #include "network/cluster_flows.h"
 #include "network/flows.h"
+#include "network/replay.h"
 #include "spec/load.h"
 #include "topology/placement.h"
 
@@ -164,4 +166,42 @@ TEST_CASE("network::SimgridNetwork: the step's invariants hold on both backends"
     CHECK(a.step.graph.tasks().size() == g.step.graph.tasks().size());
     CHECK(g.result.step_time.value() >= a.result.step_time.value());
   }
+}
+
+TEST_CASE("network::replay_step: a pipeline send and a DP all-reduce on one NIC share it max-min", "[network]") {
+  // One GPU and one NIC per host; PP 2 x DP 2: stage 0 is ranks 0 and 1. Both start at 0 on the
+  // stage: the DP ring (0->1, 1->0) and the pipeline sends (0->2, 1->3) leave every NIC of the
+  // stage twice, so each flow gets half. Each transfer's flows are scaled to its analytical time
+  // alone (T_ar, T_pp): the shorter ends at 2 min(T_ar, T_pp), the longer at T_ar + T_pp.
+  spec::Cluster c = tiny(1.0);
+  spec::Parallel par{.tp = 1, .pp = 2, .dp = 2, .zero_stage = 1};
+  spec::Calibration cal = spec::load_calibration(c.calibration);
+  schedule::StepGraph step;
+  auto dp = step.graph.add_stream(0, "dp"), pp = step.graph.add_stream(0, "pp send fwd");
+  schedule::Task ar{.stream = dp, .kind = schedule::TaskKind::comm};
+  ar.comm = step.graph.add_comm({spec::Collective::all_reduce, schedule::Group::dp, Bytes(512e6)});
+  schedule::Task send{.stream = pp, .kind = schedule::TaskKind::comm};
+  send.comm = step.graph.add_comm({spec::Collective::send_recv, schedule::Group::pp, Bytes(64e6)});
+  send.label.kind = schedule::Label::Kind::send_activations;
+  step.graph.add_task(ar);
+  step.graph.add_task(send);
+  spec::Cluster flat = network::non_blocking(c);
+  engine::AnalyticalNetwork alone(flat, par, cal.collectives);
+  double t_ar = alone.time(step.graph.comm(0)).value(), t_pp = alone.time(step.graph.comm(1)).value();
+  REQUIRE(t_pp < t_ar);
+  engine::Timeline tl;
+  network::ReplayStats st;
+  network::replay_step(step, c, par, cal.collectives, 0.0, tl, &st);
+  CHECK(st.transfers == 2);
+  CHECK(st.flows == 4);
+  CHECK_THAT(to_seconds(tl.tasks[1].end).value(), WithinRel(2 * t_pp, 1e-4));
+  CHECK_THAT(to_seconds(tl.tasks[0].end).value(), WithinRel(t_ar + t_pp, 1e-4));
+  // Alone, each takes its analytical time (the event-driven engine over SimGrid, one transfer).
+  schedule::StepGraph one;
+  auto s1 = one.graph.add_stream(0, "dp");
+  schedule::Task only{.stream = s1, .kind = schedule::TaskKind::comm};
+  only.comm = one.graph.add_comm({spec::Collective::all_reduce, schedule::Group::dp, Bytes(512e6)});
+  one.graph.add_task(only);
+  network::replay_step(one, c, par, cal.collectives, 0.0, tl);
+  CHECK_THAT(to_seconds(tl.tasks[0].end).value(), WithinRel(t_ar, 1e-4));
 }
