@@ -9,7 +9,9 @@
 
 #include "cli/commands.h"
 #include "engine/analytical.h"
+#include "engine/events.h"
 #include "network/backend.h"
+#include "network/replay.h"
 #include "engine/simulate.h"
 #include "plan/planner.h"
 #include "report/table.h"
@@ -43,6 +45,43 @@ double time_simulate(const BenchCase& c, int reps) {
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+// The two engines on one built graph of `c` over the analytical network: the longest-path pass
+// (the fast path simulate and plan use) and the event-driven engine (the one SimGrid needs);
+// median wall time of each run, graph built once outside the timing.
+struct EngineSpeed {
+  double longest_path = 0, events = 0;
+  std::size_t tasks = 0;
+};
+
+EngineSpeed time_engines(const BenchCase& c, int reps) {
+  spec::Model m = spec::load_model(c.model);
+  spec::Cluster cl = spec::load_cluster(c.cluster);
+  spec::Calibration cal = spec::load_calibration(cl.calibration);
+  schedule::StepSpec s{&m, &cl, c.par, c.train, &cal, spec::load_stack(spec::kDefaultFramework).software};
+  engine::AnalyticalNetwork net(cl, c.par, cal.collectives);
+  schedule::StepGraph g = schedule::build_step(s, net);
+  engine::Timeline a, b;
+  auto median = [reps](auto&& run) {
+    std::vector<double> t;
+    for (int i = 0; i < reps; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      run();
+      t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  EngineSpeed e;
+  e.tasks = g.graph.tasks().size();
+  e.longest_path = median([&] { engine::Simulator(net, cal.compute.overlap_slowdown).run(g.graph, a); });
+  e.events = median([&] {
+    engine::PricedTransfers priced(net);
+    engine::EventSimulator(cal.compute.overlap_slowdown).run(g.graph, priced, b);
+  });
+  if (a.makespan != b.makespan) throw std::logic_error("bench: the two engines disagree on the analytical network");
+  return e;
 }
 
 // Issue 5's planner case: GPT-3 175B on 1,024 A100s, gbs 1536, seq 2048, fp16, whole space, with
@@ -79,6 +118,32 @@ double time_simgrid_405b() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The same job replayed transfer by transfer on SimGrid by the event-driven engine
+// (simulate --network simgrid --engine events).
+struct ReplaySpeed {
+  double seconds = 0;
+  network::ReplayStats stats;
+};
+
+ReplaySpeed time_replay_405b() {
+  spec::Model m = spec::load_model("llama3-405b");
+  spec::Cluster cl = spec::load_cluster("dgx-h100");
+  spec::Calibration cal = spec::load_calibration(cl.calibration);
+  spec::Stack stack = spec::load_stack(spec::kDefaultFramework);
+  spec::Parallel par{.tp = 8, .pp = 16, .dp = 16, .vp = 4, .zero_stage = 1, .sequence_parallel = true};
+  spec::Training train{.micro_batch = 1, .global_batch = 2048, .seq_len = 8192};
+  auto start = std::chrono::steady_clock::now();
+  schedule::StepSpec s{&m, &cl, par, train, &cal, stack.software};
+  auto net = network::make_backend(network::Kind::simgrid, cl, par, cal.collectives);
+  engine::Workspace ws;
+  schedule::build_step(s, *net, ws.step);
+  ReplaySpeed r;
+  network::replay_step(ws.step, cl, par, cal.collectives, cal.compute.overlap_slowdown, ws.timeline, &r.stats);
+  if (engine::summarize(s, ws).step_time.value() <= 0) throw std::logic_error("bench: empty simulation");
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
 double peak_child_rss_mib() {
   rusage u{};
   getrusage(RUSAGE_CHILDREN, &u);
@@ -112,9 +177,18 @@ int run_bench(int reps) {
   std::cout << t.render() << "\nratio dp128 / dp8 wall time: " << fixed(t128 / t8, 3) << " (target <= 1.5)\n"
             << "405B on 16,384 GPUs: " << fixed(t_big * 1e3, 3) << " ms (target < 100 ms)\n"
             << "peak resident memory of this process: " << fixed(peak_rss_mib(), 1) << " MiB (target < 256 MB)\n";
+  EngineSpeed e = time_engines(big, reps);
+  std::cout << "\nengines on the analytical network (" << big.name << ", " << e.tasks << " tasks, graph built once):\n"
+            << "  longest-path pass: " << fixed(e.longest_path * 1e3, 3) << " ms   event-driven: " << fixed(e.events * 1e3, 3)
+            << " ms   ratio event / longest-path: " << fixed(e.events / e.longest_path, 2)
+            << " (simulate and plan keep the longest-path pass while it is the faster; identical timelines)\n";
   double t_sg = time_simgrid_405b();
   std::cout << "\nsimulate llama3-405b on 2048 H100s (tp8 pp16 vp4) with --network simgrid: " << fixed(t_sg, 3)
             << " s (target <= 10 s); largest SimGrid child process: " << fixed(peak_child_rss_mib(), 1) << " MiB\n";
+  ReplaySpeed rp = time_replay_405b();
+  std::cout << "  and with --engine events (" << rp.stats.transfers << " transfers replayed as " << rp.stats.flows
+            << " SimGrid flows): " << fixed(rp.seconds, 3) << " s (target <= 10 s); largest SimGrid child process: "
+            << fixed(peak_child_rss_mib(), 1) << " MiB\n";
   PlanSpeed one = time_plan(1), all = time_plan(0);
   std::cout << "\nplan gpt3-175b on 1024 A100s (gbs 1536, seq 2048, fp16): " << all.evaluated << " configurations\n"
             << "  1 thread:    " << fixed(one.seconds, 3) << " s, " << fixed(one.evaluated / one.seconds, 0) << " configs/s\n"

@@ -10,7 +10,9 @@
 #include "cost/memory.h"
 #include "engine/analytical.h"
 #include "engine/simulate.h"
+#include "engine/events.h"
 #include "network/backend.h"
+#include "network/replay.h"
 #include "topology/links.h"
 #include "report/simulate_report.h"
 
@@ -26,7 +28,7 @@ void choose_recompute(Job& j) {
 
 report::JobView view(const Job& j) {
   return {&j.model, &j.cluster, j.calibration.name, j.gpus, j.par, j.train, j.software, j.stack.label(),
-          j.calibration.compute.speed_spread, j.notes, j.network};
+          j.calibration.compute.speed_spread, j.notes, j.network, j.engine};
 }
 
 struct SimulateArgs {
@@ -34,6 +36,7 @@ struct SimulateArgs {
   std::string trace;
   std::string network = "analytical";
   std::int64_t cotenant = 0;
+  std::string engine = "longest-path";
 };
 
 }  // namespace
@@ -51,6 +54,10 @@ void add_simulate(CLI::App& app, Action& action) {
                   "With --network simgrid: another job all-reducing over N GPUs on the hosts after this one's, "
                   "sharing the fabric")
       ->check(CLI::Range(2, 1 << 24));
+  sim->add_option("--engine", args->engine,
+                  "longest-path|events: the one-pass fast path, or the event-driven engine (with --network "
+                  "simgrid it replays every DP, PP and ZeRO transfer as SimGrid flows, so transfers of different "
+                  "kinds share links)");
   sim->callback([args, &action] {
     action = [args] {
       Job j = resolve_job(args->flags);
@@ -71,9 +78,33 @@ void add_simulate(CLI::App& app, Action& action) {
                           " GPUs on nodes " + std::to_string(first) + "-" + std::to_string(last) +
                           " shares the fabric (SimGrid)");
       }
+      if (args->engine != "longest-path" && args->engine != "events")
+        throw SpecError("--engine", "expected longest-path or events, got \"" + args->engine + "\"");
+      if (args->engine == "events" && args->cotenant > 0)
+        throw SpecError("--cotenant-gpus", "expected --engine longest-path with it, got --engine events");
       auto net = network::make_backend(kind, j.cluster, j.par, j.calibration.collectives, args->cotenant);
-      engine::Simulation sim = engine::simulate_step(s, *net);
+      engine::Simulation sim;
+      if (args->engine == "events") {
+        engine::Workspace ws;
+        schedule::build_step(s, *net, ws.step);
+        double slowdown = j.calibration.compute.overlap_slowdown;
+        if (kind == network::Kind::simgrid) {
+          network::ReplayStats st;
+          network::replay_step(ws.step, j.cluster, j.par, j.calibration.collectives, slowdown, ws.timeline, &st);
+          j.notes.push_back("SimGrid replay: " + std::to_string(st.transfers) + " transfers as " +
+                            std::to_string(st.flows) + " flows, " + std::to_string(st.events) + " engine events");
+        } else {
+          engine::PricedTransfers priced(*net);
+          engine::EventSimulator(slowdown).run(ws.step.graph, priced, ws.timeline);
+        }
+        sim.result = engine::summarize(s, ws);
+        sim.step = std::move(ws.step);
+        sim.timeline = std::move(ws.timeline);
+      } else {
+        sim = engine::simulate_step(s, *net);
+      }
       j.network = network::to_string(kind);
+      j.engine = args->engine;
       auto mem = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software.attention);
       if (!args->trace.empty()) {
         std::ofstream out(args->trace);

@@ -50,6 +50,7 @@ struct Job {
   bool auto_recompute = false;
   std::vector<std::string> notes;  ///< derived values and assumptions, shown to the user
   std::string network = "analytical";  ///< the network backend that priced the step
+  std::string engine = "longest-path";  ///< the engine that ran the op graph
 };
 
 /// Registers the job flags on `app`; `with_layout` adds the parallel-layout flags.

@@ -24,7 +24,7 @@ nlohmann::json config_json(const JobView& j) {
           {"overlap_param_gather", j.software.overlap_param_gather},
           {"overlap_p2p_comm", j.software.overlap_p2p_comm}, {"fp8_recipe", spec::to_string(j.software.fp8_recipe)},
           {"cuda_graphs", spec::to_string(j.software.cuda_graphs)}, {"network", j.network},
-          {"stage_layers", cost::stage_layers(*j.model, j.par)}};
+          {"engine", j.engine}, {"stage_layers", cost::stage_layers(*j.model, j.par)}};
 }
 
 nlohmann::json memory_json(const cost::MemoryEstimate& mem) {
@@ -50,6 +50,13 @@ std::string layout_line(const JobView& j) {
          (j.software.overlap_param_gather ? "on" : "off") + ", overlap-p2p-comm " +
          (j.software.overlap_p2p_comm ? "on" : "off") + ", cuda-graphs " + spec::to_string(j.software.cuda_graphs) +
          " (calibration " + j.calibration + ")\n" +
+         (j.engine == "events"
+              ? "  engine   events: " +
+                    (j.network == "analytical"
+                         ? std::string("event-driven, every transfer at its analytical time\n")
+                         : std::string("event-driven; every DP, PP and ZeRO transfer replayed as SimGrid flows, sharing links "
+                                       "with whatever runs beside it\n"))
+              : "") +
          (j.network == "analytical" ? "" : "  network  " + j.network +
                                                ": each ring collective slowed by the contention of every group of its kind at once\n");
 }

@@ -30,6 +30,7 @@ struct JobView {
   double speed_spread = 0;         ///< the calibration's GPU-to-GPU speed spread
   std::vector<std::string> notes;  ///< assumptions and derived values
   std::string network = "analytical";  ///< the backend that priced the collectives
+  std::string engine = "longest-path";  ///< the engine that ran the op graph (longest-path or events)
 };
 
 /// The busiest expert-parallel rank's tokens over the mean (cost::moe_busiest_rank), and the
