@@ -103,29 +103,10 @@ PlanSpeed time_plan(unsigned threads) {
 }
 
 // Issue 16's SimGrid case: Llama 3.1 405B on 2,048 H100s (TP 8, PP 16, VP 4) with the SimGrid
-// backend, once (each collective kind's contention is a SimGrid run in a child process).
-double time_simgrid_405b() {
-  spec::Model m = spec::load_model("llama3-405b");
-  spec::Cluster cl = spec::load_cluster("dgx-h100");
-  spec::Calibration cal = spec::load_calibration(cl.calibration);
-  spec::Stack stack = spec::load_stack(spec::kDefaultFramework);
-  spec::Parallel par{.tp = 8, .pp = 16, .dp = 16, .vp = 4, .zero_stage = 1, .sequence_parallel = true};
-  spec::Training train{.micro_batch = 1, .global_batch = 2048, .seq_len = 8192};
-  auto start = std::chrono::steady_clock::now();
-  schedule::StepSpec s{&m, &cl, par, train, &cal, stack.software};
-  auto net = network::make_backend(network::Kind::simgrid, cl, par, cal.collectives);
-  if (engine::simulate_step(s, *net).result.step_time.value() <= 0) throw std::logic_error("bench: empty simulation");
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// The same job replayed transfer by transfer on SimGrid by the event-driven engine
-// (simulate --network simgrid --engine events).
-struct ReplaySpeed {
-  double seconds = 0;
-  network::ReplayStats stats;
-};
-
-ReplaySpeed time_replay_405b() {
+// backend, once: with per-kind contention factors (each kind a SimGrid run in a child process),
+// or, with `replay`, every transfer replayed on SimGrid by the event-driven engine
+// (simulate --network simgrid --engine events; `stats` gets its counts). Wall seconds.
+double time_simgrid_405b(bool replay, network::ReplayStats* stats = nullptr) {
   spec::Model m = spec::load_model("llama3-405b");
   spec::Cluster cl = spec::load_cluster("dgx-h100");
   spec::Calibration cal = spec::load_calibration(cl.calibration);
@@ -137,11 +118,10 @@ ReplaySpeed time_replay_405b() {
   auto net = network::make_backend(network::Kind::simgrid, cl, par, cal.collectives);
   engine::Workspace ws;
   schedule::build_step(s, *net, ws.step);
-  ReplaySpeed r;
-  network::replay_step(ws.step, cl, par, cal.collectives, cal.compute.overlap_slowdown, ws.timeline, &r.stats);
+  if (replay) network::replay_step(ws.step, cl, par, cal.collectives, cal.compute.overlap_slowdown, ws.timeline, stats);
+  else engine::Simulator(*net, cal.compute.overlap_slowdown).run(ws.step.graph, ws.timeline);
   if (engine::summarize(s, ws).step_time.value() <= 0) throw std::logic_error("bench: empty simulation");
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return r;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 double peak_child_rss_mib() {
@@ -182,12 +162,13 @@ int run_bench(int reps) {
             << "  longest-path pass: " << fixed(e.longest_path * 1e3, 3) << " ms   event-driven: " << fixed(e.events * 1e3, 3)
             << " ms   ratio event / longest-path: " << fixed(e.events / e.longest_path, 2)
             << " (simulate and plan keep the longest-path pass while it is the faster; identical timelines)\n";
-  double t_sg = time_simgrid_405b();
+  double t_sg = time_simgrid_405b(false);
   std::cout << "\nsimulate llama3-405b on 2048 H100s (tp8 pp16 vp4) with --network simgrid: " << fixed(t_sg, 3)
             << " s (target <= 10 s); largest SimGrid child process: " << fixed(peak_child_rss_mib(), 1) << " MiB\n";
-  ReplaySpeed rp = time_replay_405b();
-  std::cout << "  and with --engine events (" << rp.stats.transfers << " transfers replayed as " << rp.stats.flows
-            << " SimGrid flows): " << fixed(rp.seconds, 3) << " s (target <= 10 s); largest SimGrid child process: "
+  network::ReplayStats rs;
+  double t_replay = time_simgrid_405b(true, &rs);
+  std::cout << "  and with --engine events (" << rs.transfers << " transfers replayed as " << rs.flows
+            << " SimGrid flows): " << fixed(t_replay, 3) << " s (target <= 10 s); largest SimGrid child process: "
             << fixed(peak_child_rss_mib(), 1) << " MiB\n";
   PlanSpeed one = time_plan(1), all = time_plan(0);
   std::cout << "\nplan gpt3-175b on 1024 A100s (gbs 1536, seq 2048, fp16): " << all.evaluated << " configurations\n"
