@@ -9,7 +9,8 @@
 
 namespace dtsim::network {
 
-ClusterFlows::ClusterFlows(const spec::Cluster& c, std::int64_t gpus, double intra_efficiency, double inter_efficiency)
+ClusterFlows::ClusterFlows(const spec::Cluster& c, std::int64_t gpus, double intra_efficiency, double inter_efficiency,
+                           bool non_blocking)
     : c_(c), domain_(c.domain_ranks(gpus)) {
   intra_ = c.intra.bandwidth.value() * intra_efficiency;
   inter_ = c.nic_bandwidth.value() * inter_efficiency;
@@ -17,7 +18,7 @@ ClusterFlows::ClusterFlows(const spec::Cluster& c, std::int64_t gpus, double int
   const spec::FabricLevel& leaf = c.fabric.front();
   double down = static_cast<double>(leaf.switch_radix) * leaf.oversubscription / (1.0 + leaf.oversubscription);
   nics_per_leaf_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(down));
-  double up = static_cast<double>(nics_per_leaf_) * inter_ / leaf.oversubscription;
+  double up = static_cast<double>(nics_per_leaf_) * inter_ / (non_blocking ? 1.0 : leaf.oversubscription);
   std::int64_t hosts = c.rail_optimized ? nics_per_leaf_
                                         : std::max<std::int64_t>(1, nics_per_leaf_ / std::max<std::int64_t>(1, c.nics_per_node));
   tiers_.push_back({hosts, up});
@@ -31,7 +32,7 @@ ClusterFlows::ClusterFlows(const spec::Cluster& c, std::int64_t gpus, double int
     auto children = std::max<std::int64_t>(
         1, static_cast<std::int64_t>(static_cast<double>(l.switch_radix) * l.oversubscription / (1.0 + l.oversubscription)));
     nics *= children;
-    up = static_cast<double>(children) * up / l.oversubscription;
+    up = static_cast<double>(children) * up / (non_blocking ? 1.0 : l.oversubscription);
     tiers_.push_back({std::max<std::int64_t>(1, nics / std::max<std::int64_t>(1, c.nics_per_node)), up});
   }
 }

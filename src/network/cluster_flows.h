@@ -21,7 +21,10 @@ class ClusterFlows {
   /// `gpus`: the job's size (its placement over NVLink domains). Link rates are the cluster's
   /// times `intra_efficiency` (NVLink) and `inter_efficiency` (NICs and fabric): the share of the
   /// wire a collective's protocol reaches (the calibration's bandwidth_efficiency).
-  ClusterFlows(const spec::Cluster& c, std::int64_t gpus, double intra_efficiency, double inter_efficiency);
+  /// `non_blocking`: the same switches and partitioning (which hosts share a leaf), every
+  /// uplink as wide as the ports below it -- the reference contention is measured against.
+  ClusterFlows(const spec::Cluster& c, std::int64_t gpus, double intra_efficiency, double inter_efficiency,
+               bool non_blocking = false);
 
   /// A flow of `bytes` from rank `src` to rank `dst` (both < gpus, distinct).
   [[nodiscard]] FlowSpec flow(std::int64_t src, std::int64_t dst, double bytes);

@@ -126,7 +126,7 @@ class Planner {
       return nullptr;
     }
     // The reference: one group (or one crossing pair) alone on the non-blocking fabric.
-    ClusterFlows flat(flat_, topology::world_size(par_), intra_, inter_);
+    ClusterFlows flat(c_, topology::world_size(par_), intra_, inter_, true);
     std::vector<FlowSpec> ref;
     if (comm.op == Comm::Op::send_recv) ref.push_back(flat.flow(one[0], one[1], gib));
     else if (a2a) add_all_to_all(flat, one, gib, ref);

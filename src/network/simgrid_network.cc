@@ -54,7 +54,7 @@ double SimgridNetwork::contention(Comm::Op op, Group g) const {
     const spec::ProtocolCost& intra = cal_.at(spec::Collective::all_reduce, false, spec::CollAlgo::ring, spec::Protocol::simple);
     const spec::ProtocolCost& inter = cal_.at(spec::Collective::all_reduce, true, spec::CollAlgo::ring, spec::Protocol::simple);
     ClusterFlows net(cluster_, span, intra.bandwidth_efficiency, inter.bandwidth_efficiency);
-    ClusterFlows flat(flat_, world, intra.bandwidth_efficiency, inter.bandwidth_efficiency);
+    ClusterFlows flat(cluster_, world, intra.bandwidth_efficiency, inter.bandwidth_efficiency, true);
     // The size cancels in the ratio; 1 GiB keeps the times far above SimGrid's resolution.
     std::vector<FlowSpec> all, alone;
     if (op == Comm::Op::all_to_all) {
@@ -88,7 +88,7 @@ double SimgridNetwork::pipeline_contention() const {
     const spec::ProtocolCost& inter = cal_.at(spec::Collective::send_recv, true, spec::CollAlgo::ring, spec::Protocol::simple);
     double ei = intra.available ? intra.bandwidth_efficiency : 1.0, en = inter.available ? inter.bandwidth_efficiency : 1.0;
     std::int64_t span = world + (cotenant_ > 1 ? cotenant_ + cluster_.gpus_per_node : 0);
-    ClusterFlows net(cluster_, span, ei, en), flat(flat_, world, ei, en);
+    ClusterFlows net(cluster_, span, ei, en), flat(cluster_, world, ei, en, true);
     // Every rank of every stage sends to its peer in the next stage at once (the steady state of
     // 1F1B), against one such pair alone on the non-blocking fabric.
     std::vector<FlowSpec> all, alone;
