@@ -115,12 +115,15 @@ double time_simgrid_405b(bool replay, network::ReplayStats* stats = nullptr) {
   spec::Training train{.micro_batch = 1, .global_batch = 2048, .seq_len = 8192};
   auto start = std::chrono::steady_clock::now();
   schedule::StepSpec s{&m, &cl, par, train, &cal, stack.software};
-  auto net = network::make_backend(network::Kind::simgrid, cl, par, cal.collectives);
   engine::Workspace ws;
-  schedule::build_step(s, *net, ws.step);
-  if (replay) network::replay_step(ws.step, cl, par, cal.collectives, cal.compute.overlap_slowdown, ws.timeline, stats);
-  else engine::Simulator(*net, cal.compute.overlap_slowdown).run(ws.step.graph, ws.timeline);
-  if (engine::summarize(s, ws).step_time.value() <= 0) throw std::logic_error("bench: empty simulation");
+  engine::StepResult r;
+  if (replay) {
+    r = network::replay(s, ws, stats);
+  } else {
+    auto net = network::make_backend(network::Kind::simgrid, cl, par, cal.collectives);
+    r = engine::simulate_into(s, *net, ws);
+  }
+  if (r.step_time.value() <= 0) throw std::logic_error("bench: empty simulation");
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -56,7 +56,7 @@ void add_simulate(CLI::App& app, Action& action) {
       ->check(CLI::Range(2, 1 << 24));
   sim->add_option("--engine", args->engine,
                   "longest-path|events: the one-pass fast path, or the event-driven engine (with --network "
-                  "simgrid it replays every DP, PP and ZeRO transfer as SimGrid flows, so transfers of different "
+                  "simgrid it replays every transfer, in passes too, as SimGrid flows, so transfers of different "
                   "kinds share links)");
   sim->callback([args, &action] {
     action = [args] {
@@ -86,18 +86,17 @@ void add_simulate(CLI::App& app, Action& action) {
       engine::Simulation sim;
       if (args->engine == "events") {
         engine::Workspace ws;
-        schedule::build_step(s, *net, ws.step);
-        double slowdown = j.calibration.compute.overlap_slowdown;
         if (kind == network::Kind::simgrid) {
           network::ReplayStats st;
-          network::replay_step(ws.step, j.cluster, j.par, j.calibration.collectives, slowdown, ws.timeline, &st);
+          sim.result = network::replay(s, ws, &st);
           j.notes.push_back("SimGrid replay: " + std::to_string(st.transfers) + " transfers as " +
                             std::to_string(st.flows) + " flows, " + std::to_string(st.events) + " engine events");
         } else {
+          schedule::build_step(s, *net, ws.step);
           engine::PricedTransfers priced(*net);
-          engine::EventSimulator(slowdown).run(ws.step.graph, priced, ws.timeline);
+          engine::EventSimulator(j.calibration.compute.overlap_slowdown).run(ws.step.graph, priced, ws.timeline);
+          sim.result = engine::summarize(s, ws);
         }
-        sim.result = engine::summarize(s, ws);
         sim.step = std::move(ws.step);
         sim.timeline = std::move(ws.timeline);
       } else {

@@ -94,6 +94,18 @@ void EventSimulator::run(const Graph& g, Transfers& net, Timeline& tl) const {
     if (extra == 0) complete(id);
     else timers.emplace(now + extra, id);
   };
+  // Compute tasks whose pass communication the network replays: where each is (its other
+  // segments running, or its transfer), and when its transfer started.
+  const bool pass_comm = net.carries_pass_comm();
+  enum : std::uint8_t { kNone, kComputing, kTransferring };
+  std::vector<std::uint8_t> phase(pass_comm ? n : 0, kNone);
+  std::vector<SimTime> handed(pass_comm ? n : 0, 0);
+  auto comm_part = [&](const Task& t) {
+    SimTime c = 0;
+    for (const schedule::Segment& seg : g.segments(t))
+      if (schedule::pass_comm(seg.category)) c += seg.duration;
+    return c;
+  };
   std::vector<TaskId> done;
   while (finished < n) {
     while (!startable.empty()) {
@@ -116,10 +128,17 @@ void EventSimulator::run(const Graph& g, Transfers& net, Timeline& tl) const {
         }
         continue;
       }
+      SimTime replayed = pass_comm && task.kind == TaskKind::compute ? comm_part(task) : 0;
+      d -= replayed;
       if (task.kind == TaskKind::compute && overlap_slowdown_ > 0 && d > 0)
         timing.contention = static_cast<SimTime>(static_cast<double>(w.covered_from(now, d)) * overlap_slowdown_);
       if (task.kind == TaskKind::comm && d > 0) w.add(now, now + d);
-      finish_after(id, d + timing.contention);
+      if (replayed > 0) {
+        phase[static_cast<std::size_t>(id)] = kComputing;  // a timer, then the transfer
+        timers.emplace(now + d + timing.contention, id);
+      } else {
+        finish_after(id, d + timing.contention);
+      }
     }
     if (finished == n) break;
     SimTime next_timer = timers.empty() ? kNever : timers.top().first;
@@ -129,12 +148,23 @@ void EventSimulator::run(const Graph& g, Transfers& net, Timeline& tl) const {
     now = t;
     for (TaskId c : done) {
       TaskTiming& timing = tl.tasks[static_cast<std::size_t>(c)];
+      if (pass_comm && phase[static_cast<std::size_t>(c)] == kTransferring) {  // a pass's communication
+        timing.comm = now - handed[static_cast<std::size_t>(c)];
+        complete(c);
+        continue;
+      }
       timing.comm = now - timing.start;
       finish_after(c, g.duration(tasks[static_cast<std::size_t>(c)]));
     }
     while (!timers.empty() && timers.top().first == now) {
       TaskId c = timers.top().second;
       timers.pop();
+      if (pass_comm && phase[static_cast<std::size_t>(c)] == kComputing) {  // its compute is done: hand over the rest
+        phase[static_cast<std::size_t>(c)] = kTransferring;
+        handed[static_cast<std::size_t>(c)] = now;
+        net.start(g, c, now);
+        continue;
+      }
       complete(c);
     }
   }

@@ -34,6 +34,10 @@ class Transfers {
   /// completion by `limit`, moves to `limit`, appends nothing and returns `limit` (kNever: no
   /// transfer is running).
   virtual SimTime advance(SimTime limit, std::vector<schedule::TaskId>& done) = 0;
+  /// True when the network also replays the communication inside passes (schedule::pass_comm
+  /// segments): the engine then runs such a compute task's other segments first and starts the
+  /// task as a transfer for the rest; TaskTiming::comm gets the time that transfer took.
+  [[nodiscard]] virtual bool carries_pass_comm() const { return false; }
 };
 
 /// Transfers that each take the time a CommPricer gives their collective, whatever else runs:

@@ -103,8 +103,29 @@ Breakdown attribute(const Graph& g, const Timeline& tl, schedule::StreamId strea
         add(c, gap);
       }
     }
-    for (const schedule::Segment& s : g.segments(task)) add(s.category, s.duration);
-    if (t.comm > 0) add(task.comm_category, t.comm);
+    if (task.kind == TaskKind::compute && t.comm > 0) {
+      // Its communication was replayed by the network (engine::Transfers::carries_pass_comm):
+      // the time it took, split over the pass's communication segments as they were priced.
+      SimTime priced = 0, given = 0;
+      for (const schedule::Segment& s : g.segments(task)) priced += schedule::pass_comm(s.category) ? s.duration : 0;
+      const schedule::Segment* last = nullptr;
+      for (const schedule::Segment& s : g.segments(task)) {
+        if (!schedule::pass_comm(s.category)) {
+          add(s.category, s.duration);
+          continue;
+        }
+        SimTime share = priced > 0 ? static_cast<SimTime>(static_cast<double>(t.comm) * static_cast<double>(s.duration) /
+                                                          static_cast<double>(priced))
+                                   : 0;
+        add(s.category, share);
+        given += share;
+        last = &s;
+      }
+      if (last != nullptr) add(last->category, t.comm - given);  // rounding
+    } else {
+      for (const schedule::Segment& s : g.segments(task)) add(s.category, s.duration);
+      if (t.comm > 0) add(task.comm_category, t.comm);
+    }
     // Compute slowed by concurrent communication kernels is time lost to (mostly DP) communication.
     if (t.contention > 0) add(Category::dp_comm_exposed, t.contention);
     cursor = t.end;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 #include <queue>
 #include <set>
 #include <stdexcept>
@@ -35,14 +36,32 @@ struct PlannedFlow {
   double bytes = 0;
 };
 
-// What the child replays: distinct routes over the real fabric's links, and per comm task its
-// flows (none: a fixed delay) and its time alone on the non-blocking fabric.
+// One step of a transfer: flows (none: a fixed delay) and the time they take alone on the
+// non-blocking fabric.
+struct Phase {
+  std::vector<PlannedFlow> flows;
+  SimTime alone = 0;
+  const void* unit = nullptr;  ///< while planning: the Planner's flow set for it (none: a delay)
+};
+
+// What the child replays: distinct routes over the real fabric's links, and per task the list of
+// phases its transfer runs in order (lists shared by tasks that transfer alike; -1 = none).
 struct Plan {
   std::vector<LinkSpec> links;
   std::vector<std::vector<std::size_t>> routes;
-  std::vector<std::vector<PlannedFlow>> flows;  ///< by task id
-  std::vector<SimTime> alone;                   ///< by task id
+  std::vector<std::vector<Phase>> lists;
+  std::vector<std::int32_t> list_of;  ///< by task id
 };
+
+// The collective whose flows stand for a pass's communication of category `c`.
+Comm pass_comm_collective(schedule::Category c) {
+  switch (c) {
+    case schedule::Category::tp_comm: return {Comm::Op::all_gather, Group::tp, Bytes(0)};
+    case schedule::Category::cp_comm: return {Comm::Op::all_gather, Group::cp, Bytes(0)};
+    case schedule::Category::ep_comm: return {Comm::Op::all_to_all, Group::ep, Bytes(0)};
+    default: return {Comm::Op::all_gather, Group::dp_cp, Bytes(0)};
+  }
+}
 
 bool ring_op(Comm::Op op) {
   return op == Comm::Op::all_reduce || op == Comm::Op::all_gather || op == Comm::Op::reduce_scatter;
@@ -59,7 +78,7 @@ std::set<std::vector<std::int64_t>> stage_groups(const spec::Parallel& par, Grou
 class Planner {
  public:
   Planner(const spec::Cluster& c, const spec::Parallel& par, const spec::CollectiveCalibration& cal)
-      : c_(c), flat_(non_blocking(c)), par_(par), analytical_(flat_, par, cal) {
+      : c_(c), par_(par), alone_(c, par, cal) {
     const spec::ProtocolCost& intra = cal.at(spec::Collective::all_reduce, false, spec::CollAlgo::ring, spec::Protocol::simple);
     const spec::ProtocolCost& inter = cal.at(spec::Collective::all_reduce, true, spec::CollAlgo::ring, spec::Protocol::simple);
     intra_ = intra.bandwidth_efficiency;
@@ -70,35 +89,119 @@ class Planner {
   Plan plan(const Graph& g) {
     Plan p;
     const auto& tasks = g.tasks();
-    p.flows.resize(tasks.size());
-    p.alone.assign(tasks.size(), 0);
+    p.list_of.assign(tasks.size(), -1);
+    std::map<std::tuple<int, std::int32_t, std::int64_t, int>, std::int32_t> lists;  // (kind, comm or cost, stage, dir)
     for (std::size_t i = 0; i < tasks.size(); ++i) {
       const Task& t = tasks[i];
-      if (t.kind != TaskKind::comm || t.comm < 0) continue;
-      const Comm& comm = g.comm(t.comm);
-      SimTime alone = to_sim_time(analytical_.time(comm));
-      p.alone[i] = alone;
-      if (alone == 0) continue;
       std::int64_t stage = g.streams()[static_cast<std::size_t>(t.stream)].rank;
       int dir = t.label.kind == Label::Kind::send_gradients ? -1 : 1;
-      const Unit* u = unit(comm, stage, dir);
-      if (u == nullptr) continue;  // a fixed delay
-      double scale = to_seconds(alone).value() / u->alone_s;
-      for (const PlannedFlow& f : u->flows) p.flows[i].push_back({f.route, f.bytes * scale});
+      bool comm_task = t.kind == TaskKind::comm && t.comm >= 0;
+      if (!comm_task && (t.kind != TaskKind::compute || t.cost < 0)) continue;
+      auto key = std::make_tuple(comm_task ? 0 : 1, comm_task ? t.comm : t.cost, stage, comm_task ? dir : 0);
+      auto [it, fresh] = lists.try_emplace(key, static_cast<std::int32_t>(p.lists.size()));
+      if (fresh) {
+        std::vector<Phase> phases;
+        if (comm_task) {
+          const Comm& comm = g.comm(t.comm);
+          phases.push_back(phase(comm, to_sim_time(alone_.time(comm)), stage, dir, false));
+        } else {
+          for (const schedule::Segment& seg : g.segments(t))
+            if (schedule::pass_comm(seg.category) && seg.duration > 0)
+              phases.push_back(phase(pass_comm_collective(seg.category), seg.duration, stage, 1, true));
+        }
+        std::erase_if(phases, [](const Phase& ph) { return ph.alone == 0; });
+        if (phases.empty()) it->second = -1;
+        else p.lists.push_back(std::move(phases));
+      }
+      p.list_of[i] = it->second;
     }
-    p.links = real_->links();
-    p.routes = routes_;
+    finish(p);
+    // Only the routes the phases send on, over only the links they cross: SimGrid's solver works
+    // on every link of the platform.
+    const auto& links = real_->links();
+    std::vector<std::int64_t> link_id(links.size(), -1), route_id(routes_.size(), -1);
+    for (auto& phases : p.lists)
+      for (Phase& ph : phases)
+        for (PlannedFlow& f : ph.flows) {
+          std::int64_t& r = route_id[f.route];
+          if (r < 0) {
+            r = static_cast<std::int64_t>(p.routes.size());
+            std::vector<std::size_t> path;
+            for (std::size_t l : routes_[f.route]) {
+              if (link_id[l] < 0) {
+                link_id[l] = static_cast<std::int64_t>(p.links.size());
+                p.links.push_back(links[l]);
+              }
+              path.push_back(static_cast<std::size_t>(link_id[l]));
+            }
+            p.routes.push_back(std::move(path));
+          }
+          f.route = static_cast<std::size_t>(r);
+        }
     return p;
   }
 
  private:
+  // The phase of a transfer of `comm`'s kind taking `alone` on the non-blocking fabric.
+  Phase phase(const Comm& comm, SimTime alone, std::int64_t stage, int dir, bool in_pass) {
+    Phase ph;
+    ph.alone = alone;
+    if (alone == 0) return ph;
+    if (Unit* u = unit(comm, stage, dir)) {
+      ph.unit = u;
+      (in_pass ? u->in_pass : u->as_task) = true;
+    }
+    return ph;
+  }
+
   // A transfer's flows at 1 GiB per group member, and one group's time alone on the flat fabric.
   struct Unit {
     std::vector<PlannedFlow> flows;
     double alone_s = 0;
+    bool in_pass = false, as_task = false;  ///< used by passes' communication, by comm tasks
+    double isolated = 0;  ///< > 0: its links carry nothing else; all its flows at once take this x alone
   };
 
-  const Unit* unit(const Comm& comm, std::int64_t stage, int dir) {
+  // A flow set only passes use whose links no other flow set touches can meet nothing but itself,
+  // and a stage's passes run one at a time: its phases are exact as fixed delays, its flows all at
+  // once on the real fabric against one group alone (one SimGrid run per set instead of its flows
+  // in every pass). Then every phase gets its flows, scaled to its time alone.
+  void finish(Plan& p) {
+    std::map<std::size_t, int> users;  // link -> flow sets using it
+    std::vector<std::set<std::size_t>> links_of;
+    std::vector<Unit*> all;
+    for (auto& [key, u] : units_) {
+      if (!u) continue;
+      std::set<std::size_t> ls;
+      for (const PlannedFlow& f : u->flows) ls.insert(routes_[f.route].begin(), routes_[f.route].end());
+      for (std::size_t l : ls) ++users[l];
+      links_of.push_back(std::move(ls));
+      all.push_back(&*u);
+    }
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      Unit& u = *all[i];
+      if (!u.in_pass || u.as_task) continue;
+      if (std::any_of(links_of[i].begin(), links_of[i].end(), [&](std::size_t l) { return users[l] > 1; })) continue;
+      std::vector<FlowSpec> flows;
+      for (const PlannedFlow& f : u.flows) flows.push_back({routes_[f.route], f.bytes});
+      std::vector<double> t = simulate_flows(real_->links(), flows);
+      u.isolated = std::max(1.0, *std::max_element(t.begin(), t.end()) / u.alone_s);
+    }
+    for (auto& phases : p.lists)
+      for (Phase& ph : phases) {
+        const auto* u = static_cast<const Unit*>(ph.unit);
+        ph.unit = nullptr;
+        if (u == nullptr) continue;
+        if (u->isolated > 0) {
+          ph.alone = static_cast<SimTime>(static_cast<double>(ph.alone) * u->isolated + 0.5);
+          continue;
+        }
+        double scale = to_seconds(ph.alone).value() / u->alone_s;
+        for (const PlannedFlow& f : u->flows) ph.flows.push_back({f.route, f.bytes * scale});
+      }
+  }
+
+  Unit* unit(const Comm& comm, std::int64_t stage, int dir) {
     auto key = std::make_tuple(static_cast<int>(comm.op), static_cast<int>(comm.group), stage, dir);
     if (auto it = units_.find(key); it != units_.end()) return it->second ? &*it->second : nullptr;
     std::optional<Unit>& slot = units_[key];
@@ -130,7 +233,7 @@ class Planner {
     std::vector<FlowSpec> ref;
     if (comm.op == Comm::Op::send_recv) ref.push_back(flat.flow(one[0], one[1], gib));
     else if (a2a) add_all_to_all(flat, one, gib, ref);
-    else add_ring(flat, flat_, one, gib, ref);
+    else add_ring(flat, c_, one, gib, ref);
     std::vector<double> t = simulate_flows(flat.links(), ref);
     Unit u;
     u.alone_s = *std::max_element(t.begin(), t.end());
@@ -144,9 +247,8 @@ class Planner {
   }
 
   const spec::Cluster& c_;
-  spec::Cluster flat_;
   spec::Parallel par_;
-  engine::AnalyticalNetwork analytical_;
+  NonBlockingPricer alone_;
   double intra_ = 1, inter_ = 1;
   std::unique_ptr<ClusterFlows> real_;
   std::vector<std::vector<std::size_t>> routes_;
@@ -154,79 +256,120 @@ class Planner {
   std::map<std::tuple<int, int, std::int64_t, int>, std::optional<Unit>> units_;
 };
 
-// The network seam over a running SimGrid engine (inside its actor): a transfer's flows start as
-// SimGrid communications, and the engine's clock waits on them.
+// The network seam over a running SimGrid engine (inside its actor): a transfer's phases run in
+// order, each phase's flows as SimGrid communications (or a fixed delay), and the engine's clock
+// waits on them.
 class SimgridTransfers final : public engine::Transfers {
  public:
   SimgridTransfers(const Plan& p, const std::vector<std::pair<sg4::Host*, sg4::Host*>>& ends)
-      : plan_(p), ends_(ends), remaining_(p.flows.size(), 0), projected_(p.flows.size(), 0) {}
+      : plan_(p), ends_(ends), phase_(p.list_of.size(), 0), projected_(p.list_of.size(), 0) {}
+
+  [[nodiscard]] bool carries_pass_comm() const override { return true; }
 
   void start(const Graph&, TaskId task, SimTime now) override {
     auto i = static_cast<std::size_t>(task);
-    projected_[i] = now + plan_.alone[i];
-    if (plan_.flows[i].empty()) {
-      delays_.emplace(now + plan_.alone[i], task);
+    phase_[i] = 0;
+    projected_[i] = now;
+    if (plan_.list_of[i] < 0) {  // nothing to send: done at once
+      delays_.emplace(now, task);
       return;
     }
-    for (const PlannedFlow& f : plan_.flows[i]) {
-      const auto& [src, dst] = ends_[f.route];
-      active_.push_back(sg4::Comm::sendto_async(src, dst, static_cast<std::uint64_t>(std::max(1.0, f.bytes))));
-      owner_.push_back(task);
-      ++flows_;
-    }
-    remaining_[i] = static_cast<std::int32_t>(plan_.flows[i].size());
+    for (const Phase& ph : phases(task)) projected_[i] += ph.alone;
+    begin_phase(task, now);
   }
 
   [[nodiscard]] SimTime projected_end(TaskId task) const override { return projected_[static_cast<std::size_t>(task)]; }
 
   SimTime advance(SimTime limit, std::vector<TaskId>& done) override {
-    SimTime next_delay = delays_.empty() ? engine::kNever : delays_.top().first;
-    SimTime until = std::min(limit, next_delay);
-    if (active_.empty()) {
-      if (until == engine::kNever) return engine::kNever;
-      sg4::this_actor::sleep_until(to_seconds(until).value());
-      return finish_delays(until, done);
+    for (;;) {
+      SimTime next_delay = delays_.empty() ? engine::kNever : delays_.top().first;
+      SimTime until = std::min(limit, next_delay);
+      std::vector<TaskId> ended;
+      SimTime t = until;
+      if (reps_.empty()) {
+        if (until == engine::kNever) return engine::kNever;
+        if (until > now_) sg4::this_actor::sleep_until(to_seconds(until).value());
+      } else {
+        double timeout =
+            until == engine::kNever ? -1.0 : std::max(0.0, to_seconds(until).value() - sg4::Engine::get_clock());
+        ssize_t k = sg4::Comm::wait_any_for(reps_, timeout);
+        if (k >= 0) {
+          t = std::min(until, std::max(now_, to_sim_time(Seconds(sg4::Engine::get_clock()))));
+          // The woken transfer, then any other whose representative flow is done too.
+          for (std::size_t j = reps_.size(); j-- > 0;)
+            if (j == static_cast<std::size_t>(k) || reps_[j]->test()) settle(j, ended);
+        }
+      }
+      now_ = t;
+      while (!delays_.empty() && delays_.top().first == t) {
+        ended.push_back(delays_.top().second);
+        delays_.pop();
+      }
+      // A phase that ended starts the transfer's next one; the transfer ends with its last.
+      std::vector<TaskId> finished;
+      for (TaskId task : ended) {
+        auto i = static_cast<std::size_t>(task);
+        if (plan_.list_of[i] >= 0 && ++phase_[i] < phases(task).size()) begin_phase(task, t);
+        else finished.push_back(task);
+      }
+      if (finished.empty() && t < limit) continue;  // only phases moved on: wait for the next event
+      std::sort(finished.begin(), finished.end());
+      done.insert(done.end(), finished.begin(), finished.end());
+      return t;
     }
-    double timeout = until == engine::kNever ? -1.0 : std::max(0.0, to_seconds(until).value() - sg4::Engine::get_clock());
-    ssize_t k = sg4::Comm::wait_any_for(active_, timeout);
-    if (k < 0) return finish_delays(until, done);
-    SimTime t = std::min(until, std::max(now_, to_sim_time(Seconds(sg4::Engine::get_clock()))));
-    std::vector<TaskId> ended;
-    auto retire = [&](std::size_t j) {
-      TaskId owner = owner_[j];
-      if (--remaining_[static_cast<std::size_t>(owner)] == 0) ended.push_back(owner);
-      active_[j] = active_.back(), active_.pop_back();
-      owner_[j] = owner_.back(), owner_.pop_back();
-    };
-    retire(static_cast<std::size_t>(k));
-    // Flows that ended at the same instant.
-    for (std::size_t j = active_.size(); j-- > 0;)
-      if (active_[j]->test()) retire(j);
-    now_ = t;
-    if (next_delay == t) finish_delays(t, ended);
-    std::sort(ended.begin(), ended.end());
-    done.insert(done.end(), ended.begin(), ended.end());
-    return t;
   }
 
   [[nodiscard]] std::int64_t flows() const { return flows_; }
 
  private:
-  SimTime finish_delays(SimTime t, std::vector<TaskId>& done) {
-    now_ = t;
-    while (!delays_.empty() && delays_.top().first == t) {
-      done.push_back(delays_.top().second);
-      delays_.pop();
+  const std::vector<Phase>& phases(TaskId task) const {
+    return plan_.lists[static_cast<std::size_t>(plan_.list_of[static_cast<std::size_t>(task)])];
+  }
+
+  // Starts the flows of the transfer's current phase (or its delay). The engine waits on one
+  // representative flow per transfer, not on every flow: only a transfer's end matters, and it is
+  // the end of its last flow (waiting on thousands of flows costs SimGrid a pass over all of them
+  // per event).
+  void begin_phase(TaskId task, SimTime now) {
+    const Phase& ph = phases(task)[phase_[static_cast<std::size_t>(task)]];
+    if (ph.flows.empty()) {
+      delays_.emplace(now + ph.alone, task);
+      return;
     }
-    return t;
+    std::vector<sg4::CommPtr>& mine = running_[task];
+    for (const PlannedFlow& f : ph.flows) {
+      const auto& [src, dst] = ends_[f.route];
+      mine.push_back(sg4::Comm::sendto_async(src, dst, static_cast<std::uint64_t>(std::max(1.0, f.bytes))));
+      ++flows_;
+    }
+    reps_.push_back(mine.back());
+    rep_task_.push_back(task);
+  }
+
+  // Representative j's flow is done: drop the transfer's finished flows; the phase ends with the
+  // last, else another running flow represents it.
+  void settle(std::size_t j, std::vector<TaskId>& ended) {
+    TaskId task = rep_task_[j];
+    reps_[j] = reps_.back(), reps_.pop_back();
+    rep_task_[j] = rep_task_.back(), rep_task_.pop_back();
+    std::vector<sg4::CommPtr>& mine = running_[task];
+    std::erase_if(mine, [](const sg4::CommPtr& c) { return c->test(); });
+    if (mine.empty()) {
+      running_.erase(task);
+      ended.push_back(task);
+      return;
+    }
+    reps_.push_back(mine.back());
+    rep_task_.push_back(task);
   }
 
   const Plan& plan_;
   const std::vector<std::pair<sg4::Host*, sg4::Host*>>& ends_;
-  std::vector<std::int32_t> remaining_;
+  std::vector<std::size_t> phase_;
   std::vector<SimTime> projected_;
-  std::vector<sg4::CommPtr> active_;
-  std::vector<TaskId> owner_;
+  std::unordered_map<TaskId, std::vector<sg4::CommPtr>> running_;  ///< each transfer's running flows
+  std::vector<sg4::CommPtr> reps_;                                 ///< one running flow per transfer
+  std::vector<TaskId> rep_task_;
   std::priority_queue<std::pair<SimTime, TaskId>, std::vector<std::pair<SimTime, TaskId>>, std::greater<>> delays_;
   SimTime now_ = 0;
   std::int64_t flows_ = 0;
@@ -258,7 +401,11 @@ void replay_step(const schedule::StepGraph& step, const spec::Cluster& c, const 
     buf.reserve(n * kFields + 3);
     for (const engine::TaskTiming& t : tl.tasks) buf.insert(buf.end(), {t.start, t.end, t.comm, t.contention});
     std::int64_t transfers = 0;
-    for (const auto& f : plan.flows) transfers += f.empty() ? 0 : 1;
+    for (std::int32_t l : plan.list_of) {
+      if (l < 0) continue;
+      const auto& phases = plan.lists[static_cast<std::size_t>(l)];
+      transfers += std::any_of(phases.begin(), phases.end(), [](const Phase& ph) { return !ph.flows.empty(); }) ? 1 : 0;
+    }
     buf.insert(buf.end(), {transfers, flows, events});
     detail::write_all(fd, buf.data(), buf.size() * sizeof(std::int64_t));
   });
@@ -271,6 +418,16 @@ void replay_step(const schedule::StepGraph& step, const spec::Cluster& c, const 
     out.makespan = std::max(out.makespan, out.tasks[i].end);
   }
   if (stats != nullptr) *stats = {buf[n * kFields], buf[n * kFields + 1], buf[n * kFields + 2]};
+}
+
+NonBlockingPricer::NonBlockingPricer(const spec::Cluster& c, const spec::Parallel& par, const spec::CollectiveCalibration& cal)
+    : flat_(non_blocking(c)), analytical_(flat_, par, cal) {}
+
+engine::StepResult replay(const schedule::StepSpec& s, engine::Workspace& ws, ReplayStats* stats) {
+  NonBlockingPricer alone(*s.cluster, s.par, s.cal->collectives);
+  schedule::build_step(s, alone, ws.step);
+  replay_step(ws.step, *s.cluster, s.par, s.cal->collectives, s.cal->compute.overlap_slowdown, ws.timeline, stats);
+  return engine::summarize(s, ws);
 }
 
 }  // namespace dtsim::network

@@ -1,14 +1,18 @@
 #pragma once
-// The step replayed on SimGrid by the event-driven engine: every communication task of the op
-// graph (gradient reductions and parameter gathers, pipeline sends, the tied-embedding sync)
+// The step replayed on SimGrid by the event-driven engine. Every communication of the op graph
 // becomes the flows its collective sends -- for every group of its kind in the task's pipeline
-// stage at once, since the graph's representative rank stands for all ranks of its stage -- and
-// transfers that overlap in time share links max-min, whatever their kind: a pipeline send and a
-// data-parallel all-reduce on the same NIC slow each other. Communication folded into pass
-// durations (TP, CP, EP) keeps the price the graph was built with.
+// stage at once, since the graph's representative rank stands for all ranks of its stage:
+//  - communication tasks (gradient reductions and parameter gathers, pipeline sends, the
+//    tied-embedding sync) as one transfer each;
+//  - the communication a pass's busy time includes (the exposed part of its TP, CP and EP
+//    collectives, ZeRO-3's per-layer gathers) as a transfer after its compute, one phase per kind.
+// Transfers that overlap in time share links max-min, whatever their kind: a pipeline send and a
+// data-parallel all-reduce on the same NIC slow each other, and so do an expert all-to-all and a
+// gradient reduce-scatter.
 #include <cstdint>
 
-#include "engine/simulator.h"
+#include "engine/analytical.h"
+#include "engine/simulate.h"
 #include "schedule/step.h"
 #include "spec/calibration.h"
 #include "spec/cluster.h"
@@ -17,19 +21,37 @@
 namespace dtsim::network {
 
 struct ReplayStats {
-  std::int64_t transfers = 0;  ///< comm tasks replayed as flows
+  std::int64_t transfers = 0;  ///< transfers with flows (comm tasks and passes' communication)
   std::int64_t flows = 0;      ///< SimGrid flows started
   std::int64_t events = 0;     ///< engine events
 };
 
-/// Runs `step` on SimGrid into `out` (its timeline). Each transfer's flows are scaled so that one
-/// group alone on the cluster made non-blocking takes the analytical time of its collective there
-/// (alpha-beta terms and calibration kept); on the real fabric, and beside other transfers, it
-/// takes what SimGrid finds. Collectives without a flow model (broadcasts, the model-wide
-/// grad-norm sync) take their analytical time. One SimGrid engine per process: the replay runs in
-/// a child process. Throws std::runtime_error when it fails.
+/// Prices collectives as the analytical model does on the cluster made non-blocking (every
+/// fabric level 1:1): what one group takes alone, the reference the replay scales flows to.
+class NonBlockingPricer final : public engine::NetworkBackend {
+ public:
+  NonBlockingPricer(const spec::Cluster& c, const spec::Parallel& par, const spec::CollectiveCalibration& cal);
+  NonBlockingPricer(const NonBlockingPricer&) = delete;
+  NonBlockingPricer& operator=(const NonBlockingPricer&) = delete;
+  [[nodiscard]] Seconds time(const schedule::Comm& comm) const override { return analytical_.time(comm); }
+
+ private:
+  spec::Cluster flat_;
+  engine::AnalyticalNetwork analytical_;
+};
+
+/// Runs `step` (built with a NonBlockingPricer) on SimGrid into `out`. Each transfer's flows are
+/// scaled so that one group alone on the non-blocking cluster takes the analytical time of its
+/// collective there (alpha-beta terms and calibration kept); on the real fabric, and beside other
+/// transfers, it takes what SimGrid finds. Collectives without a flow model (broadcasts, the
+/// model-wide grad-norm sync) take their analytical time. One SimGrid engine per process: the
+/// replay runs in a child process. Throws std::runtime_error when it fails.
 void replay_step(const schedule::StepGraph& step, const spec::Cluster& c, const spec::Parallel& par,
                  const spec::CollectiveCalibration& cal, double overlap_slowdown, engine::Timeline& out,
                  ReplayStats* stats = nullptr);
+
+/// Builds the step of `s` with a NonBlockingPricer into `ws`, replays it and returns its figures.
+[[nodiscard]] engine::StepResult replay(const schedule::StepSpec& s, engine::Workspace& ws,
+                                        ReplayStats* stats = nullptr);
 
 }  // namespace dtsim::network

@@ -54,11 +54,13 @@ std::string layout_line(const JobView& j) {
               ? "  engine   events: " +
                     (j.network == "analytical"
                          ? std::string("event-driven, every transfer at its analytical time\n")
-                         : std::string("event-driven; every DP, PP and ZeRO transfer replayed as SimGrid flows, sharing links "
-                                       "with whatever runs beside it\n"))
+                         : std::string("event-driven; every transfer (DP, PP, ZeRO, and the TP, CP and EP "
+                                       "communication inside passes) replayed as SimGrid flows, sharing links with "
+                                       "whatever runs beside it\n"))
               : "") +
-         (j.network == "analytical" ? "" : "  network  " + j.network +
-                                               ": each ring collective slowed by the contention of every group of its kind at once\n");
+         (j.network == "analytical" || j.engine == "events"
+              ? ""
+              : "  network  " + j.network + ": each ring collective slowed by the contention of every group of its kind at once\n");
 }
 
 std::string header(const JobView& j) {

@@ -23,6 +23,13 @@ enum class Category : std::uint8_t {
 inline constexpr std::size_t kCategories = 11;
 [[nodiscard]] const char* to_string(Category c);
 
+/// Communication a pass's busy time includes (the exposed part of its TP, CP and EP collectives
+/// and of ZeRO-3's per-layer gathers): the event-driven engine can hand it to a network that
+/// replays it (engine::Transfers::carries_pass_comm).
+[[nodiscard]] constexpr bool pass_comm(Category c) {
+  return c == Category::tp_comm || c == Category::cp_comm || c == Category::ep_comm || c == Category::dp_comm_exposed;
+}
+
 /// Seconds (as clock ticks) per category.
 using Breakdown = std::array<SimTime, kCategories>;
 
