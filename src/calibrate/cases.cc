@@ -145,13 +145,12 @@ CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal) {
 }
 
 CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal, engine::Workspace& ws,
-                          network::Kind kind) {
+                          network::Kind kind, network::Engine eng) {
   CaseOutcome out = p.outcome;
   if (!p.runnable()) return out;
   const spec::ResolvedCase& rc = p.resolved;
   schedule::StepSpec s{&rc.model, &p.cluster, rc.par, rc.train, &cal, p.stack.software};
-  auto net = network::make_backend(kind, p.cluster, rc.par, cal.collectives);
-  engine::StepResult r = engine::simulate_into(s, *net, ws);
+  engine::StepResult r = network::simulate(s, kind, eng, ws);
   out.predicted_s = r.step_time.value();
   out.pace = r.pace;
   out.speed_spread = cal.compute.speed_spread;
@@ -166,9 +165,9 @@ double estimate_case(const PreparedCase& p, const spec::Calibration& cal, engine
   return engine::estimate_step(s, net, 0, ws).step_time.value();
 }
 
-CaseOutcome simulate_case(const PreparedCase& p, network::Kind net) {
+CaseOutcome simulate_case(const PreparedCase& p, network::Kind net, network::Engine eng) {
   engine::Workspace ws;
-  return simulate_case(p, p.calibration, ws, net);
+  return simulate_case(p, p.calibration, ws, net, eng);
 }
 
 }  // namespace dtsim::calibrate

@@ -70,12 +70,14 @@ struct PreparedCase {
 /// simulate_case reusing `ws` for the graph and timeline (no allocation once it has grown; for
 /// fits that simulate the same case many times).
 [[nodiscard]] CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal, engine::Workspace& ws,
-                                        network::Kind net = network::Kind::analytical);
+                                        network::Kind net = network::Kind::analytical,
+                                        network::Engine eng = network::Engine::longest_path);
 /// The step time of the prepared (runnable) case with `cal`, by the planner's steady-state
 /// extrapolation (engine::estimate_step: exact for 1F1B and interleaved 1F1B, and much faster
 /// with many micro-batches): what fits evaluate thousands of times. Seconds.
 [[nodiscard]] double estimate_case(const PreparedCase& p, const spec::Calibration& cal, engine::Workspace& ws);
 /// simulate_case with the case's own profile.
-[[nodiscard]] CaseOutcome simulate_case(const PreparedCase& p, network::Kind net = network::Kind::analytical);
+[[nodiscard]] CaseOutcome simulate_case(const PreparedCase& p, network::Kind net = network::Kind::analytical,
+                                        network::Engine eng = network::Engine::longest_path);
 
 }  // namespace dtsim::calibrate

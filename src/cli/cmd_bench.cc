@@ -11,7 +11,6 @@
 #include "engine/analytical.h"
 #include "engine/events.h"
 #include "network/backend.h"
-#include "network/replay.h"
 #include "engine/simulate.h"
 #include "plan/planner.h"
 #include "report/table.h"
@@ -116,13 +115,8 @@ double time_simgrid_405b(bool replay, network::ReplayStats* stats = nullptr) {
   auto start = std::chrono::steady_clock::now();
   schedule::StepSpec s{&m, &cl, par, train, &cal, stack.software};
   engine::Workspace ws;
-  engine::StepResult r;
-  if (replay) {
-    r = network::replay(s, ws, stats);
-  } else {
-    auto net = network::make_backend(network::Kind::simgrid, cl, par, cal.collectives);
-    r = engine::simulate_into(s, *net, ws);
-  }
+  engine::StepResult r = network::simulate(s, network::Kind::simgrid,
+                                           replay ? network::Engine::events : network::Engine::longest_path, ws, stats);
   if (r.step_time.value() <= 0) throw std::logic_error("bench: empty simulation");
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

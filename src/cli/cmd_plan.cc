@@ -31,6 +31,7 @@ struct PlanArgs {
   double price = 0;
   unsigned threads = 0;
   std::string refine;  ///< "simgrid": re-rank the top configs under contention
+  std::string engine = "longest-path";  ///< with --refine: per-kind factors, or the replay (events)
 };
 
 // --refine simgrid: the top `k` configs again with the SimGrid backend (contention of every group
@@ -40,13 +41,14 @@ struct Refined {
   double analytical_s = 0, simgrid_s = 0;
 };
 
-std::vector<Refined> refine(const plan::Request& r, const plan::Plan& p, std::size_t k) {
+std::vector<Refined> refine(const plan::Request& r, const plan::Plan& p, std::size_t k, network::Engine eng) {
   std::vector<Refined> out;
   for (std::size_t i = 0; i < std::min(k, p.ranked.size()); ++i) {
     const plan::Candidate& c = p.ranked[i].config;
     schedule::StepSpec s{r.model, r.cluster, c.par, c.train, r.calibration, r.software};
-    auto net = network::make_backend(network::Kind::simgrid, *r.cluster, c.par, r.calibration->collectives);
-    out.push_back({i, p.ranked[i].step.step_time.value(), engine::simulate_step(s, *net).result.step_time.value()});
+    engine::Workspace ws;
+    double t = network::simulate(s, network::Kind::simgrid, eng, ws).step_time.value();
+    out.push_back({i, p.ranked[i].step.step_time.value(), t});
   }
   std::stable_sort(out.begin(), out.end(), [](const Refined& a, const Refined& b) { return a.simgrid_s < b.simgrid_s; });
   return out;
@@ -127,7 +129,9 @@ int run_plan(const PlanArgs& a) {
   if (network::parse_kind(a.refine, "--refine") != network::Kind::simgrid)
     throw SpecError("--refine", "expected simgrid, got \"" + a.refine + "\"");
   if (fmt == report::PlanFormat::csv) throw SpecError("--refine", "expected text or --json output, got --csv");
-  std::vector<Refined> moved = refine(r, p, a.top);
+  network::Engine eng = network::parse_engine(a.engine);
+  bool replay = eng == network::Engine::events;
+  std::vector<Refined> moved = refine(r, p, a.top, eng);
   if (fmt == report::PlanFormat::json) {
     nlohmann::json j = nlohmann::json::parse(text);
     j["refined"] = nlohmann::json::array();
@@ -136,6 +140,7 @@ int run_plan(const PlanArgs& a) {
                               {"step_time_s_analytical", moved[i].analytical_s},
                               {"step_time_s_simgrid", moved[i].simgrid_s}});
     j["network"] = "simgrid";
+    j["engine"] = a.engine;
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -146,7 +151,9 @@ int run_plan(const PlanArgs& a) {
            report::fixed(100 * (moved[i].simgrid_s / moved[i].analytical_s - 1), 1) + "%"});
   std::size_t changed = 0;
   for (std::size_t i = 0; i < moved.size(); ++i) changed += moved[i].was != i ? 1 : 0;
-  std::cout << text << "\nrefined with simgrid (every group of a kind at once on the cluster's links): "
+  std::cout << text << "\nrefined with simgrid ("
+            << (replay ? "every transfer of the step replayed as flows" : "every group of a kind at once on the cluster's links")
+            << "): "
             << (changed == 0 ? std::string("the order holds") : std::to_string(changed) + " of " +
                                                                  std::to_string(moved.size()) + " configs moved")
             << "\n" << t.render();
@@ -170,7 +177,16 @@ void add_plan(CLI::App& app, Action& action) {
   p->add_option("--threads", a->threads, "Worker threads (default: all cores)")->check(CLI::Range(1, 1024));
   p->add_option("--refine", a->refine,
                 "simgrid: simulate the --top configs again with the SimGrid network backend and re-rank them");
-  p->callback([a, &action] { action = [a] { return run_plan(*a); }; });
+  p->add_option("--engine", a->engine,
+                "With --refine simgrid: longest-path (per-kind contention factors) or events (each config's step "
+                "replayed transfer by transfer on SimGrid)");
+  p->callback([a, &action] {
+    action = [a] {
+      if (a->refine.empty() && a->engine != "longest-path")
+        throw SpecError("--engine", "expected --refine simgrid with it (plan ranks with the longest-path pass)");
+      return run_plan(*a);
+    };
+  });
 }
 
 }  // namespace dtsim::cli

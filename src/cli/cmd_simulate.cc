@@ -10,9 +10,7 @@
 #include "cost/memory.h"
 #include "engine/analytical.h"
 #include "engine/simulate.h"
-#include "engine/events.h"
 #include "network/backend.h"
-#include "network/replay.h"
 #include "topology/links.h"
 #include "report/simulate_report.h"
 
@@ -78,30 +76,16 @@ void add_simulate(CLI::App& app, Action& action) {
                           " GPUs on nodes " + std::to_string(first) + "-" + std::to_string(last) +
                           " shares the fabric (SimGrid)");
       }
-      if (args->engine != "longest-path" && args->engine != "events")
-        throw SpecError("--engine", "expected longest-path or events, got \"" + args->engine + "\"");
-      if (args->engine == "events" && args->cotenant > 0)
-        throw SpecError("--cotenant-gpus", "expected --engine longest-path with it, got --engine events");
-      auto net = network::make_backend(kind, j.cluster, j.par, j.calibration.collectives, args->cotenant);
+      network::Engine eng = network::parse_engine(args->engine);
+      engine::Workspace ws;
+      network::ReplayStats st;
       engine::Simulation sim;
-      if (args->engine == "events") {
-        engine::Workspace ws;
-        if (kind == network::Kind::simgrid) {
-          network::ReplayStats st;
-          sim.result = network::replay(s, ws, &st);
-          j.notes.push_back("SimGrid replay: " + std::to_string(st.transfers) + " transfers as " +
-                            std::to_string(st.flows) + " flows, " + std::to_string(st.events) + " engine events");
-        } else {
-          schedule::build_step(s, *net, ws.step);
-          engine::PricedTransfers priced(*net);
-          engine::EventSimulator(j.calibration.compute.overlap_slowdown).run(ws.step.graph, priced, ws.timeline);
-          sim.result = engine::summarize(s, ws);
-        }
-        sim.step = std::move(ws.step);
-        sim.timeline = std::move(ws.timeline);
-      } else {
-        sim = engine::simulate_step(s, *net);
-      }
+      sim.result = network::simulate(s, kind, eng, ws, &st, args->cotenant);
+      sim.step = std::move(ws.step);
+      sim.timeline = std::move(ws.timeline);
+      if (st.flows > 0 || st.events > 0)
+        j.notes.push_back("SimGrid replay: " + std::to_string(st.transfers) + " transfers as " +
+                          std::to_string(st.flows) + " flows, " + std::to_string(st.events) + " engine events");
       j.network = network::to_string(kind);
       j.engine = args->engine;
       auto mem = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software.attention);

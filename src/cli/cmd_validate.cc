@@ -21,6 +21,7 @@ struct ValidateArgs {
   std::string calibration;
   std::string residuals;
   std::string network = "analytical";
+  std::string engine = "longest-path";
   bool no_recipes = false;
   bool json = false;
   bool verbose = false;
@@ -52,6 +53,9 @@ void add_validate(CLI::App& app, Action& action) {
   v->add_flag("--json", args->json, "Print one JSON object");
   v->add_flag("--verbose", args->verbose, "List each case's layout and assumptions");
   v->add_option("--network", args->network, "analytical|simgrid: the network backend every case runs on");
+  v->add_option("--engine", args->engine,
+                "longest-path|events: the engine every case runs on (events with --network simgrid: each case's "
+                "step replayed transfer by transfer)");
   v->add_option("--recipes", args->recipes,
                 "A dtsim-validation-recipes/1 file: sourced facts for fields the cases leave null "
                 "(default: calibration/validation-recipes.json)");
@@ -83,9 +87,11 @@ void add_validate(CLI::App& app, Action& action) {
       if (!args->calibration.empty()) profile = spec::load_calibration(args->calibration);
       std::vector<calibrate::PreparedCase> prepared;
       std::vector<report::CaseOutcome> outcomes;
+      network::Kind kind = network::parse_kind(args->network);
+      network::Engine eng = network::parse_engine(args->engine);
       for (const auto& c : f.cases) {
         prepared.push_back(calibrate::prepare_case(c, args->file, profile));
-        outcomes.push_back(calibrate::simulate_case(prepared.back(), network::parse_kind(args->network)));
+        outcomes.push_back(calibrate::simulate_case(prepared.back(), kind, eng));
       }
       if (!args->residuals.empty()) write_residuals(*args, prepared, outcomes);
       std::cout << report::validate_report(outcomes, args->json, args->verbose);

@@ -5,6 +5,9 @@
 #include <string>
 
 #include "engine/network.h"
+#include "engine/simulate.h"
+#include "network/replay.h"
+#include "schedule/pass_cost.h"
 #include "spec/calibration.h"
 #include "spec/cluster.h"
 #include "spec/job.h"
@@ -24,5 +27,20 @@ enum class Kind { analytical, simgrid };
                                                                    const spec::Parallel& par,
                                                                    const spec::CollectiveCalibration& cal,
                                                                    std::int64_t cotenant_gpus = 0);
+
+/// Which engine runs the op graph (`--engine`): the one-pass fast path, or the event-driven
+/// engine (with SimGrid: the step replayed transfer by transfer, network::replay).
+enum class Engine { longest_path, events };
+
+/// "longest-path" or "events"; throws SpecError naming `flag` otherwise.
+[[nodiscard]] Engine parse_engine(const std::string& text, const std::string& flag = "--engine");
+[[nodiscard]] const char* to_string(Engine e);
+
+/// One step of `s` on network `kind` run by engine `eng`, its graph and timeline left in `ws`:
+/// what simulate, validate and plan --refine all call. `stats` gets the replay's counts (SimGrid
+/// with events); `cotenant_gpus` as make_backend (longest-path only: throws SpecError naming
+/// --cotenant-gpus with events).
+[[nodiscard]] engine::StepResult simulate(const schedule::StepSpec& s, Kind kind, Engine eng, engine::Workspace& ws,
+                                          ReplayStats* stats = nullptr, std::int64_t cotenant_gpus = 0);
 
 }  // namespace dtsim::network

@@ -239,3 +239,33 @@ TEST_CASE("cli calibrate and collective --nccl-tests: a file of several tables",
   CHECK(ag.at("op") == "all_gather");
   CHECK(ag.at("rows").size() == 24);
 }
+
+TEST_CASE("cli validate and plan --refine with --engine events: the replay behind both", "[cli]") {
+  TempDir tmp;
+  // One GPT 1.3B run on 16 A100s (2 nodes): the replay on the non-blocking DGX A100 fabric is
+  // within 3% of the analytical prediction and never faster.
+  std::string run = R"({"schema": "dtsim-validation-cases/1", "cases": [{"id": "a", "model": {"name": "GPT 1.3B",
+      "layers": 24, "hidden": 2048, "heads": 16, "kv_heads": 16, "ffn_hidden": 8192, "activation": "gelu", "vocab": 51200,
+      "moe_experts": null, "moe_topk": null, "moe_ffn_hidden": null}, "cluster": "dgx-a100", "gpus": 16, "gpus_per_node": 8,
+      "parallel": {"tp": 2, "pp": 2, "dp": 4, "cp": 1, "ep": 1, "vp": 1, "zero_stage": 1, "sequence_parallel": false},
+      "training": {"micro_batch": 4, "global_batch": 128, "seq_len": 2048, "recompute": "none", "precision": "bf16"},
+      "measured": {"iteration_s": 1.0}}]})";
+  std::string path = tmp.write("runs.json", run);
+  double analytical = run_json("validate '" + path + "' --json --no-recipes").at("cases")[0].at("predicted_s").get<double>();
+  double replayed = run_json("validate '" + path + "' --json --no-recipes --network simgrid --engine events")
+                        .at("cases")[0]
+                        .at("predicted_s")
+                        .get<double>();
+  CHECK(replayed >= analytical * (1 - 1e-9));
+  CHECK(replayed <= analytical * 1.03);
+  check_bad("validate '" + path + "' --engine fast", Contains("--engine: expected longest-path or events, got \"fast\""));
+  // plan --refine simgrid --engine events re-ranks by the replay and says so.
+  std::string plan = "plan --model llama3-8b --gpus 32 --gbs 64 --seq 4096 --top 3 --overlap-grad-reduce off --json "
+                     "--cluster " + dtsim::test::source_path("tests/fixtures/clusters/dgx-h100-tapered.json");
+  json j = run_json(plan + " --refine simgrid --engine events");
+  CHECK(j.at("engine") == "events");
+  REQUIRE(j.at("refined").size() == 3);
+  for (const json& r : j.at("refined"))
+    CHECK(r.at("step_time_s_simgrid").get<double>() >= r.at("step_time_s_analytical").get<double>());
+  check_bad(plan + " --engine events", Contains("--engine: expected --refine simgrid with it"));
+}
