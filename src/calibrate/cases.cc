@@ -150,7 +150,13 @@ CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal, e
   if (!p.runnable()) return out;
   const spec::ResolvedCase& rc = p.resolved;
   schedule::StepSpec s{&rc.model, &p.cluster, rc.par, rc.train, &cal, p.stack.software};
-  engine::StepResult r = network::simulate(s, kind, eng, ws);
+  engine::StepResult r;
+  try {
+    r = network::simulate(s, kind, eng, ws);
+  } catch (const SpecError& e) {  // a step too large to replay: reported, not fatal
+    out.failure = e.where() + ": " + e.message();
+    return out;
+  }
   out.predicted_s = r.step_time.value();
   out.pace = r.pace;
   out.speed_spread = cal.compute.speed_spread;

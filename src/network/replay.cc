@@ -13,6 +13,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "core/errors.h"
 #include "engine/analytical.h"
 #include "engine/events.h"
 #include "network/cluster_flows.h"
@@ -187,6 +188,20 @@ class Planner {
       std::vector<double> t = simulate_flows(real_->links(), flows);
       u.isolated = std::max(1.0, *std::max_element(t.begin(), t.end()) / u.alone_s);
     }
+    // Refuse a step too large to replay before building its flows.
+    std::vector<double> uses(p.lists.size(), 0);
+    for (std::int32_t l : p.list_of)
+      if (l >= 0) uses[static_cast<std::size_t>(l)] += 1;
+    double flows = 0;
+    for (std::size_t l = 0; l < p.lists.size(); ++l)
+      for (const Phase& ph : p.lists[l])
+        if (const auto* u = static_cast<const Unit*>(ph.unit); u != nullptr && u->isolated == 0)
+          flows += uses[l] * static_cast<double>(u->flows.size());
+    if (flows > kMaxReplayFlows)
+      throw SpecError("--engine", "expected a step SimGrid can replay in about a minute (at most " +
+                                      std::to_string(static_cast<std::int64_t>(kMaxReplayFlows)) + " flows), got " +
+                                      std::to_string(static_cast<std::int64_t>(flows)) +
+                                      " flows; use --engine longest-path (per-kind contention factors)");
     for (auto& phases : p.lists)
       for (Phase& ph : phases) {
         const auto* u = static_cast<const Unit*>(ph.unit);

@@ -40,12 +40,17 @@ class NonBlockingPricer final : public engine::NetworkBackend {
   engine::AnalyticalNetwork analytical_;
 };
 
+/// The most flows a replay starts (Llama 3.1 405B on 2,048 H100s starts 2 million in about 8 s);
+/// a larger step (large expert all-to-alls in every pass) is refused rather than run for hours.
+inline constexpr double kMaxReplayFlows = 10e6;
+
 /// Runs `step` (built with a NonBlockingPricer) on SimGrid into `out`. Each transfer's flows are
 /// scaled so that one group alone on the non-blocking cluster takes the analytical time of its
 /// collective there (alpha-beta terms and calibration kept); on the real fabric, and beside other
 /// transfers, it takes what SimGrid finds. Collectives without a flow model (broadcasts, the
 /// model-wide grad-norm sync) take their analytical time. One SimGrid engine per process: the
-/// replay runs in a child process. Throws std::runtime_error when it fails.
+/// replay runs in a child process. Throws SpecError naming --engine above kMaxReplayFlows,
+/// std::runtime_error when the child fails.
 void replay_step(const schedule::StepGraph& step, const spec::Cluster& c, const spec::Parallel& par,
                  const spec::CollectiveCalibration& cal, double overlap_slowdown, engine::Timeline& out,
                  ReplayStats* stats = nullptr);
