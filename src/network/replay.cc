@@ -160,6 +160,7 @@ class Planner {
     std::vector<PlannedFlow> flows;
     double alone_s = 0;
     bool in_pass = false, as_task = false;  ///< used by passes' communication, by comm tasks
+    double cost = 1;  ///< replay cost per flow relative to a ring or p2p flow (kAllToAllFlowCost)
     double isolated = 0;  ///< > 0: its links carry nothing else; all its flows at once take this x alone
   };
 
@@ -196,12 +197,14 @@ class Planner {
     for (std::size_t l = 0; l < p.lists.size(); ++l)
       for (const Phase& ph : p.lists[l])
         if (const auto* u = static_cast<const Unit*>(ph.unit); u != nullptr && u->isolated == 0)
-          flows += uses[l] * static_cast<double>(u->flows.size());
+          flows += uses[l] * static_cast<double>(u->flows.size()) * u->cost;
     if (flows > kMaxReplayFlows)
       throw SpecError("--engine", "expected a step SimGrid can replay in about a minute (at most " +
-                                      std::to_string(static_cast<std::int64_t>(kMaxReplayFlows)) + " flows), got " +
+                                      std::to_string(static_cast<std::int64_t>(kMaxReplayFlows)) +
+                                      " flows, all-to-all flows counting " +
+                                      std::to_string(static_cast<int>(kAllToAllFlowCost)) + "), got " +
                                       std::to_string(static_cast<std::int64_t>(flows)) +
-                                      " flows; use --engine longest-path (per-kind contention factors)");
+                                      "; use --engine longest-path (per-kind contention factors)");
     for (auto& phases : p.lists)
       for (Phase& ph : phases) {
         const auto* u = static_cast<const Unit*>(ph.unit);
@@ -252,6 +255,7 @@ class Planner {
     std::vector<double> t = simulate_flows(flat.links(), ref);
     Unit u;
     u.alone_s = *std::max_element(t.begin(), t.end());
+    u.cost = a2a ? kAllToAllFlowCost : 1.0;
     for (const FlowSpec& f : all) {
       auto [it, fresh] = route_index_.try_emplace(f.path, routes_.size());
       if (fresh) routes_.push_back(f.path);
