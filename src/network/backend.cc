@@ -31,9 +31,7 @@ const char* to_string(Engine e) { return e == Engine::longest_path ? "longest-pa
 
 engine::StepResult simulate(const schedule::StepSpec& s, Kind kind, Engine eng, engine::Workspace& ws,
                             ReplayStats* stats, std::int64_t cotenant_gpus) {
-  if (eng == Engine::events && cotenant_gpus > 0)
-    throw SpecError("--cotenant-gpus", "expected --engine longest-path with it, got --engine events");
-  if (eng == Engine::events && kind == Kind::simgrid) return replay(s, ws, stats);
+  if (eng == Engine::events && kind == Kind::simgrid) return replay(s, ws, stats, cotenant_gpus);
   auto net = make_backend(kind, *s.cluster, s.par, s.cal->collectives, cotenant_gpus);
   if (eng == Engine::longest_path) return engine::simulate_into(s, *net, ws);
   schedule::build_step(s, *net, ws.step);

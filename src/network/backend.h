@@ -38,8 +38,7 @@ enum class Engine { longest_path, events };
 
 /// One step of `s` on network `kind` run by engine `eng`, its graph and timeline left in `ws`:
 /// what simulate, validate and plan --refine all call. `stats` gets the replay's counts (SimGrid
-/// with events); `cotenant_gpus` as make_backend (longest-path only: throws SpecError naming
-/// --cotenant-gpus with events).
+/// with events); `cotenant_gpus` as make_backend, or as network::replay with events.
 [[nodiscard]] engine::StepResult simulate(const schedule::StepSpec& s, Kind kind, Engine eng, engine::Workspace& ws,
                                           ReplayStats* stats = nullptr, std::int64_t cotenant_gpus = 0);
 

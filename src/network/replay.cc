@@ -52,6 +52,7 @@ struct Plan {
   std::vector<std::vector<std::size_t>> routes;
   std::vector<std::vector<Phase>> lists;
   std::vector<std::int32_t> list_of;  ///< by task id
+  std::vector<PlannedFlow> background;  ///< a co-tenant's flows, running the whole step
 };
 
 // The collective whose flows stand for a pass's communication of category `c`.
@@ -78,13 +79,16 @@ std::set<std::vector<std::int64_t>> stage_groups(const spec::Parallel& par, Grou
 
 class Planner {
  public:
-  Planner(const spec::Cluster& c, const spec::Parallel& par, const spec::CollectiveCalibration& cal)
-      : c_(c), par_(par), alone_(c, par, cal) {
+  Planner(const spec::Cluster& c, const spec::Parallel& par, const spec::CollectiveCalibration& cal,
+          std::int64_t cotenant_gpus)
+      : c_(c), par_(par), alone_(c, par, cal), cotenant_(cotenant_gpus) {
     const spec::ProtocolCost& intra = cal.at(spec::Collective::all_reduce, false, spec::CollAlgo::ring, spec::Protocol::simple);
     const spec::ProtocolCost& inter = cal.at(spec::Collective::all_reduce, true, spec::CollAlgo::ring, spec::Protocol::simple);
     intra_ = intra.bandwidth_efficiency;
     inter_ = inter.bandwidth_efficiency;
-    real_ = std::make_unique<ClusterFlows>(c_, topology::world_size(par), intra_, inter_);
+    // With a co-tenant the placement spans both jobs (as SimgridNetwork's contention runs).
+    std::int64_t span = topology::world_size(par) + (cotenant_ > 1 ? cotenant_ + c.gpus_per_node : 0);
+    real_ = std::make_unique<ClusterFlows>(c_, span, intra_, inter_);
   }
 
   Plan plan(const Graph& g) {
@@ -117,13 +121,25 @@ class Planner {
       p.list_of[i] = it->second;
     }
     finish(p);
+    if (cotenant_ > 1) {
+      // Another job on the hosts after this one's, all-reducing over its GPUs without pause: its
+      // ring flows (NCCL's channels, one per NIC) run all step long.
+      std::int64_t first = (topology::world_size(par_) + c_.gpus_per_node - 1) / c_.gpus_per_node * c_.gpus_per_node;
+      std::vector<std::int64_t> members;
+      for (std::int64_t r = 0; r < cotenant_; ++r) members.push_back(first + r);
+      std::vector<FlowSpec> ring;
+      add_ring(*real_, c_, members, 1e18, ring);
+      for (const FlowSpec& f : ring) {
+        auto [it, fresh] = route_index_.try_emplace(f.path, routes_.size());
+        if (fresh) routes_.push_back(f.path);
+        p.background.push_back({it->second, f.bytes});
+      }
+    }
     // Only the routes the phases send on, over only the links they cross: SimGrid's solver works
     // on every link of the platform.
     const auto& links = real_->links();
     std::vector<std::int64_t> link_id(links.size(), -1), route_id(routes_.size(), -1);
-    for (auto& phases : p.lists)
-      for (Phase& ph : phases)
-        for (PlannedFlow& f : ph.flows) {
+    auto remap = [&](PlannedFlow& f) {
           std::int64_t& r = route_id[f.route];
           if (r < 0) {
             r = static_cast<std::int64_t>(p.routes.size());
@@ -138,7 +154,11 @@ class Planner {
             p.routes.push_back(std::move(path));
           }
           f.route = static_cast<std::size_t>(r);
-        }
+    };
+    for (auto& phases : p.lists)
+      for (Phase& ph : phases)
+        for (PlannedFlow& f : ph.flows) remap(f);
+    for (PlannedFlow& f : p.background) remap(f);
     return p;
   }
 
@@ -268,6 +288,7 @@ class Planner {
   const spec::Cluster& c_;
   spec::Parallel par_;
   NonBlockingPricer alone_;
+  std::int64_t cotenant_ = 0;
   double intra_ = 1, inter_ = 1;
   std::unique_ptr<ClusterFlows> real_;
   std::vector<std::vector<std::size_t>> routes_;
@@ -281,7 +302,14 @@ class Planner {
 class SimgridTransfers final : public engine::Transfers {
  public:
   SimgridTransfers(const Plan& p, const std::vector<std::pair<sg4::Host*, sg4::Host*>>& ends)
-      : plan_(p), ends_(ends), phase_(p.list_of.size(), 0), projected_(p.list_of.size(), 0) {}
+      : plan_(p), ends_(ends), phase_(p.list_of.size(), 0), projected_(p.list_of.size(), 0) {
+    for (const PlannedFlow& f : p.background)
+      background_.push_back(sg4::Comm::sendto_async(ends[f.route].first, ends[f.route].second,
+                                                    static_cast<std::uint64_t>(f.bytes)));
+  }
+  ~SimgridTransfers() override {
+    for (sg4::CommPtr& c : background_) c->cancel();
+  }
 
   [[nodiscard]] bool carries_pass_comm() const override { return true; }
 
@@ -388,6 +416,7 @@ class SimgridTransfers final : public engine::Transfers {
   std::vector<SimTime> projected_;
   std::unordered_map<TaskId, std::vector<sg4::CommPtr>> running_;  ///< each transfer's running flows
   std::vector<sg4::CommPtr> reps_;                                 ///< one running flow per transfer
+  std::vector<sg4::CommPtr> background_;                           ///< the co-tenant's, never waited on
   std::vector<TaskId> rep_task_;
   std::priority_queue<std::pair<SimTime, TaskId>, std::vector<std::pair<SimTime, TaskId>>, std::greater<>> delays_;
   SimTime now_ = 0;
@@ -398,8 +427,8 @@ class SimgridTransfers final : public engine::Transfers {
 
 void replay_step(const schedule::StepGraph& step, const spec::Cluster& c, const spec::Parallel& par,
                  const spec::CollectiveCalibration& cal, double overlap_slowdown, engine::Timeline& out,
-                 ReplayStats* stats) {
-  Planner planner(c, par, cal);
+                 ReplayStats* stats, std::int64_t cotenant_gpus) {
+  Planner planner(c, par, cal, cotenant_gpus);
   Plan plan = planner.plan(step.graph);
   const std::size_t n = step.graph.tasks().size();
   constexpr std::size_t kFields = 4;
@@ -442,10 +471,12 @@ void replay_step(const schedule::StepGraph& step, const spec::Cluster& c, const 
 NonBlockingPricer::NonBlockingPricer(const spec::Cluster& c, const spec::Parallel& par, const spec::CollectiveCalibration& cal)
     : flat_(non_blocking(c)), analytical_(flat_, par, cal) {}
 
-engine::StepResult replay(const schedule::StepSpec& s, engine::Workspace& ws, ReplayStats* stats) {
+engine::StepResult replay(const schedule::StepSpec& s, engine::Workspace& ws, ReplayStats* stats,
+                          std::int64_t cotenant_gpus) {
   NonBlockingPricer alone(*s.cluster, s.par, s.cal->collectives);
   schedule::build_step(s, alone, ws.step);
-  replay_step(ws.step, *s.cluster, s.par, s.cal->collectives, s.cal->compute.overlap_slowdown, ws.timeline, stats);
+  replay_step(ws.step, *s.cluster, s.par, s.cal->collectives, s.cal->compute.overlap_slowdown, ws.timeline, stats,
+              cotenant_gpus);
   return engine::summarize(s, ws);
 }
 

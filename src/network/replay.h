@@ -48,7 +48,7 @@ inline constexpr double kMaxReplayFlows = 10e6;
 /// 419,072 flows in 7.3 s) against 3 us for ring and p2p flows (405B, 2 million in 6 s).
 inline constexpr double kAllToAllFlowCost = 6;
 
-/// Runs `step` (built with a NonBlockingPricer) on SimGrid into `out`. Each transfer's flows are
+/// Runs `step` (built with a NonBlockingPricer) on SimGrid into `out` (`cotenant_gpus` as replay). Each transfer's flows are
 /// scaled so that one group alone on the non-blocking cluster takes the analytical time of its
 /// collective there (alpha-beta terms and calibration kept); on the real fabric, and beside other
 /// transfers, it takes what SimGrid finds. Collectives without a flow model (broadcasts, the
@@ -57,10 +57,12 @@ inline constexpr double kAllToAllFlowCost = 6;
 /// std::runtime_error when the child fails.
 void replay_step(const schedule::StepGraph& step, const spec::Cluster& c, const spec::Parallel& par,
                  const spec::CollectiveCalibration& cal, double overlap_slowdown, engine::Timeline& out,
-                 ReplayStats* stats = nullptr);
+                 ReplayStats* stats = nullptr, std::int64_t cotenant_gpus = 0);
 
 /// Builds the step of `s` with a NonBlockingPricer into `ws`, replays it and returns its figures.
+/// `cotenant_gpus` (> 1): another job all-reducing over that many GPUs on the hosts after this
+/// one's, its ring flows loading the fabric all step.
 [[nodiscard]] engine::StepResult replay(const schedule::StepSpec& s, engine::Workspace& ws,
-                                        ReplayStats* stats = nullptr);
+                                        ReplayStats* stats = nullptr, std::int64_t cotenant_gpus = 0);
 
 }  // namespace dtsim::network
