@@ -58,6 +58,10 @@ std::int64_t ClusterFlows::subtree_of(std::int64_t rank, std::size_t level) cons
 
 std::int64_t ClusterFlows::leaf_of(std::int64_t rank) const { return subtree_of(rank, 0); }
 
+FlowSpec ClusterFlows::port(std::int64_t rank, bool out, double bytes) {
+  return {.path = {link("gpu" + std::to_string(rank) + (out ? ".nvl.out" : ".nvl.in"), intra_)}, .bytes = bytes};
+}
+
 FlowSpec ClusterFlows::flow(std::int64_t src, std::int64_t dst, double bytes) {
   if (src == dst) throw std::invalid_argument("network::ClusterFlows: a flow from a rank to itself");
   FlowSpec f{.path = {}, .bytes = bytes};
@@ -139,11 +143,118 @@ spec::Cluster non_blocking(spec::Cluster c) {
   return c;
 }
 
+namespace {
+
+// Members grouped by NVLink domain (or host), each list ascending.
+std::map<std::int64_t, std::vector<std::int64_t>> by_domain(const ClusterFlows& net, const std::vector<std::int64_t>& members) {
+  std::map<std::int64_t, std::vector<std::int64_t>> out;
+  for (std::int64_t r : members) out[net.domain_of(r)].push_back(r);
+  return out;
+}
+
+// The parent of position r in NCCL's first binary tree over n positions (src/graph/trees.cc
+// ncclGetBtree): from r's lowest set bit b, (r ^ b) | 2b, or r ^ b when that is n or more; the
+// second tree mirrors the first (n even) or shifts it by one position (n odd).
+std::int64_t btree_parent(std::int64_t r, std::int64_t n, int tree) {
+  auto mirror = [&](std::int64_t p) { return tree == 0 ? p : n % 2 == 0 ? n - 1 - p : (p + n - 1) % n; };
+  auto unmirror = [&](std::int64_t p) { return tree == 0 ? p : n % 2 == 0 ? n - 1 - p : (p + 1) % n; };
+  std::int64_t p = mirror(r);
+  if (p == 0) return -1;
+  std::int64_t bit = p & -p, up = (p ^ bit) | (bit << 1);
+  return unmirror(up < n ? up : p ^ bit);
+}
+
+// Up and down flows of `bytes` each way along binary tree `tree` over `ends` (one rank per domain).
+void add_btree(ClusterFlows& net, const std::vector<std::int64_t>& ends, int tree, double bytes,
+               std::vector<FlowSpec>& out) {
+  auto n = static_cast<std::int64_t>(ends.size());
+  for (std::int64_t r = 0; r < n; ++r) {
+    std::int64_t p = btree_parent(r, n, tree);
+    if (p < 0) continue;
+    auto a = ends[static_cast<std::size_t>(r)], b = ends[static_cast<std::size_t>(p)];
+    out.push_back(net.flow(a, b, bytes));
+    out.push_back(net.flow(b, a, bytes));
+  }
+}
+
+}  // namespace
+
 void add_all_to_all(ClusterFlows& net, const std::vector<std::int64_t>& members, double bytes, std::vector<FlowSpec>& out) {
   double share = bytes / static_cast<double>(members.size());
-  for (std::int64_t a : members)
-    for (std::int64_t b : members)
-      if (a != b) out.push_back(net.flow(a, b, share));
+  auto domains = by_domain(net, members);
+  for (const auto& [d, in] : domains) {
+    auto m = static_cast<std::int64_t>(in.size());
+    std::int64_t slots = std::min(m - 1, kAllToAllPeers);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 1; j <= slots; ++j) {
+        double rounds = static_cast<double>((m - 1 - j) / slots + 1);  // rounds j, j + slots, ... < m
+        out.push_back(net.flow(in[static_cast<std::size_t>(i)], in[static_cast<std::size_t>((i + j) % m)], share * rounds));
+      }
+  }
+  if (domains.size() < 2) return;
+  std::map<std::int64_t, std::vector<std::int64_t>> hosts;
+  for (std::int64_t r : members) hosts[net.host_of(r)].push_back(r);
+  const std::int64_t per_host = net.gpus_per_host();
+  for (const auto& [h, senders] : hosts) {
+    std::map<std::pair<std::int64_t, std::int64_t>, double> hop;  // (sender, relay) -> bytes over NVLink
+    for (std::int64_t b : members) {
+      if (net.domain_of(b) == net.domain_of(senders.front())) continue;
+      std::int64_t relay = h * per_host + b % per_host;
+      out.push_back(net.flow(relay, b, share * static_cast<double>(senders.size())));
+      for (std::int64_t a : senders)
+        if (a != relay) hop[{a, relay}] += share;
+    }
+    for (const auto& [ends, b] : hop) out.push_back(net.flow(ends.first, ends.second, b));
+  }
+}
+
+void add_tree(ClusterFlows& net, const std::vector<std::int64_t>& members, double bytes, std::vector<FlowSpec>& out) {
+  auto domains = by_domain(net, members);
+  for (int t = 0; t < 2; ++t) {
+    std::vector<std::int64_t> ends;
+    for (const auto& [d, in] : domains) {
+      // The chain enters the domain at member t (mod k) and runs through the others in order.
+      std::size_t k = in.size(), first = static_cast<std::size_t>(t) % k;
+      ends.push_back(in[first]);
+      for (std::size_t i = 0; i + 1 < k; ++i) {
+        std::int64_t a = in[(first + i) % k], b = in[(first + i + 1) % k];
+        out.push_back(net.flow(a, b, bytes / 2));
+        out.push_back(net.flow(b, a, bytes / 2));
+      }
+    }
+    if (ends.size() > 1) add_btree(net, ends, t, bytes / 2, out);
+  }
+}
+
+void add_nvls(ClusterFlows& net, const std::vector<std::int64_t>& members, double bytes, std::vector<FlowSpec>& out) {
+  auto domains = by_domain(net, members);
+  std::size_t k = domains.begin()->second.size();
+  for (const auto& [d, in] : domains)
+    for (std::int64_t r : in) {
+      double through = bytes * static_cast<double>(in.size() + 1) / static_cast<double>(in.size());
+      out.push_back(net.port(r, true, through));
+      out.push_back(net.port(r, false, through));
+    }
+  if (domains.size() < 2) return;
+  for (std::size_t j = 0; j < k; ++j) {
+    std::vector<std::int64_t> ends;
+    for (const auto& [d, in] : domains) ends.push_back(in[j % in.size()]);
+    for (int t = 0; t < 2; ++t) add_btree(net, ends, t, bytes / static_cast<double>(2 * k), out);
+  }
+}
+
+void add_hierarchical(ClusterFlows& net, const spec::Cluster& c, const std::vector<std::int64_t>& members,
+                      double bytes, std::vector<FlowSpec>& out) {
+  auto domains = by_domain(net, members);
+  std::size_t k = domains.begin()->second.size();
+  for (const auto& [d, in] : domains)
+    if (in.size() > 1) add_ring(net, c, in, bytes, out);
+  if (domains.size() < 2) return;
+  for (std::size_t j = 0; j < k; ++j) {
+    std::vector<std::int64_t> across;
+    for (const auto& [d, in] : domains) across.push_back(in[j % in.size()]);
+    add_ring(net, c, across, bytes / static_cast<double>(k), out);
+  }
 }
 
 void add_ring(ClusterFlows& net, const spec::Cluster& c, const std::vector<std::int64_t>& members, double bytes,

@@ -29,8 +29,14 @@ class ClusterFlows {
   /// A flow of `bytes` from rank `src` to rank `dst` (both < gpus, distinct).
   [[nodiscard]] FlowSpec flow(std::int64_t src, std::int64_t dst, double bytes);
   [[nodiscard]] const std::vector<LinkSpec>& links() const { return links_; }
+  /// A flow of `bytes` between rank `rank`'s GPU and its NVLink switches (`out`: into the switch),
+  /// for collectives the switch reduces or multicasts (NVLS).
+  [[nodiscard]] FlowSpec port(std::int64_t rank, bool out, double bytes);
   /// Host (NIC-owning node) and leaf switch of a rank, for tests and reports.
   [[nodiscard]] std::int64_t host_of(std::int64_t rank) const { return rank / c_.gpus_per_node; }
+  [[nodiscard]] std::int64_t gpus_per_host() const { return c_.gpus_per_node; }
+  /// The NVLink domain of a rank for this job (spec::Cluster::domain_ranks).
+  [[nodiscard]] std::int64_t domain_of(std::int64_t rank) const { return rank / domain_; }
   [[nodiscard]] std::int64_t leaf_of(std::int64_t rank) const;
 
  private:
@@ -79,9 +85,40 @@ namespace dtsim::network {
 /// `c` with every fabric level at 1:1 (the reference a transfer's contention is measured against).
 [[nodiscard]] spec::Cluster non_blocking(spec::Cluster c);
 
-/// The flows of one all-to-all over `members`: every member sends an equal share of `bytes` to
-/// every other.
+/// The flows of one all-to-all over `members`, every member sending an equal share of `bytes` to
+/// every other, as NCCL sends them:
+/// - inside an NVLink domain as rounds in which every member sends to one peer and receives from
+///   another (NCCL's peer-to-peer schedule, src/init.cc p2pSchedule), here member i sending to
+///   i + j in round j, the rounds fused kAllToAllPeers at a time into one flow per member and
+///   peer slot: every NVLink port carries the bytes of the full mesh, in min(n - 1,
+///   kAllToAllPeers) flows instead of n - 1;
+/// - across domains with PXN (NCCL 2.12, on by default: NVIDIA technical blog "Doubling all2all
+///   Performance with NVIDIA Collective Communication Library 2.12", 2022): a GPU hands what it
+///   sends to a member of another domain to the GPU of its own host on the destination's rail
+///   (NVLink), which sends everything its host has for that member in one flow, rail to rail.
 void add_all_to_all(ClusterFlows& net, const std::vector<std::int64_t>& members, double bytes, std::vector<FlowSpec>& out);
+
+/// Peer slots an all-to-all's fused rounds keep in flight per member inside an NVLink domain: the
+/// flow count of an EP 64 all-to-all drops 8x, the bytes on every port stay those of the mesh.
+inline constexpr std::int64_t kAllToAllPeers = 8;
+
+/// The flows of one double binary tree all-reduce over `members` moving `bytes` per member (NCCL
+/// 2.4; src/graph/trees.cc builds the trees): across NVLink domains two binary trees over the
+/// domains, each carrying half the data up (reduce) and down (broadcast); inside each domain a
+/// chain from the member the tree enters through (a different one, hence NIC, per tree).
+void add_tree(ClusterFlows& net, const std::vector<std::int64_t>& members, double bytes, std::vector<FlowSpec>& out);
+
+/// The flows of one NVLS all-reduce (NVLink SHARP) over `members` moving `bytes` per member: each
+/// member sends its buffer into its NVLink switches, which reduce it (multimem.ld_reduce), and
+/// receives the result they multicast: S(k+1)/k each way through its own port, k members per
+/// domain (cost/collective.cc nvls_pass). Across domains (NCCL's NVLSTree) the k-th member of
+/// each domain all-reduces its 1/k shard over a double binary tree of the domains.
+void add_nvls(ClusterFlows& net, const std::vector<std::int64_t>& members, double bytes, std::vector<FlowSpec>& out);
+
+/// The flows of a hierarchical all-reduce: a ring inside each NVLink domain (reduce-scatter, then
+/// all-gather) and a ring across the domains through each domain's k-th member for its shard.
+void add_hierarchical(ClusterFlows& net, const spec::Cluster& c, const std::vector<std::int64_t>& members,
+                      double bytes, std::vector<FlowSpec>& out);
 
 /// The flows of one ring collective over `members` (ascending global ranks) moving `bytes` per
 /// rank: NCCL's channels, one ring per NIC a host's members reach, each ring rotated so it leaves

@@ -32,6 +32,9 @@ using schedule::Task;
 using schedule::TaskId;
 using schedule::TaskKind;
 
+// Which of NCCL's algorithms a transfer's flows follow.
+enum class FlowShape : std::uint8_t { ring, tree, nvls, hierarchical, all_to_all };
+
 struct PlannedFlow {
   std::size_t route = 0;  ///< index into Plan::routes
   double bytes = 0;
@@ -108,11 +111,12 @@ class Planner {
         std::vector<Phase> phases;
         if (comm_task) {
           const Comm& comm = g.comm(t.comm);
-          phases.push_back(phase(comm, to_sim_time(alone_.time(comm)), stage, dir, false));
+          phases.push_back(phase(comm, to_sim_time(alone_.time(comm)), stage, dir, false, shape_of(comm)));
         } else {
           for (const schedule::Segment& seg : g.segments(t))
             if (schedule::pass_comm(seg.category) && seg.duration > 0)
-              phases.push_back(phase(pass_comm_collective(seg.category), seg.duration, stage, 1, true));
+              phases.push_back(phase(pass_comm_collective(seg.category), seg.duration, stage, 1, true,
+                                     seg.category == schedule::Category::ep_comm ? FlowShape::all_to_all : FlowShape::ring));
         }
         std::erase_if(phases, [](const Phase& ph) { return ph.alone == 0; });
         if (phases.empty()) it->second = -1;
@@ -164,11 +168,11 @@ class Planner {
 
  private:
   // The phase of a transfer of `comm`'s kind taking `alone` on the non-blocking fabric.
-  Phase phase(const Comm& comm, SimTime alone, std::int64_t stage, int dir, bool in_pass) {
+  Phase phase(const Comm& comm, SimTime alone, std::int64_t stage, int dir, bool in_pass, FlowShape shape) {
     Phase ph;
     ph.alone = alone;
     if (alone == 0) return ph;
-    if (Unit* u = unit(comm, stage, dir)) {
+    if (Unit* u = unit(comm, stage, dir, shape)) {
       ph.unit = u;
       (in_pass ? u->in_pass : u->as_task) = true;
     }
@@ -239,8 +243,30 @@ class Planner {
       }
   }
 
-  Unit* unit(const Comm& comm, std::int64_t stage, int dir) {
-    auto key = std::make_tuple(static_cast<int>(comm.op), static_cast<int>(comm.group), stage, dir);
+  // How a comm task's collective runs: the algorithm the analytical model picks for it alone.
+  FlowShape shape_of(const Comm& comm) const {
+    if (comm.op == Comm::Op::all_to_all) return FlowShape::all_to_all;
+    if (comm.op != Comm::Op::all_reduce) return FlowShape::ring;
+    cost::CollectiveEstimate e = alone_.estimate(comm);
+    if (e.hierarchical) return FlowShape::hierarchical;
+    if (e.algo == spec::CollAlgo::tree) return FlowShape::tree;
+    return e.algo == spec::CollAlgo::nvls ? FlowShape::nvls : FlowShape::ring;
+  }
+
+  // `members`' flows of one collective of `shape` moving `bytes` per member.
+  void add(ClusterFlows& net, FlowShape shape, const std::vector<std::int64_t>& members, double bytes,
+           std::vector<FlowSpec>& out) const {
+    switch (shape) {
+      case FlowShape::all_to_all: add_all_to_all(net, members, bytes, out); break;
+      case FlowShape::tree: add_tree(net, members, bytes, out); break;
+      case FlowShape::nvls: add_nvls(net, members, bytes, out); break;
+      case FlowShape::hierarchical: add_hierarchical(net, c_, members, bytes, out); break;
+      case FlowShape::ring: add_ring(net, c_, members, bytes, out); break;
+    }
+  }
+
+  Unit* unit(const Comm& comm, std::int64_t stage, int dir, FlowShape shape) {
+    auto key = std::make_tuple(static_cast<int>(comm.op), static_cast<int>(comm.group), stage, dir, static_cast<int>(shape));
     if (auto it = units_.find(key); it != units_.end()) return it->second ? &*it->second : nullptr;
     std::optional<Unit>& slot = units_[key];
     const double gib = 1073741824.0;
@@ -258,8 +284,7 @@ class Planner {
     } else if ((ring_op(comm.op) || a2a) && comm.group != Group::model && comm.group != Group::pp) {
       for (const auto& members : stage_groups(par_, comm.group, stage)) {
         if (members.size() < 2) continue;
-        if (a2a) add_all_to_all(*real_, members, gib, all);
-        else add_ring(*real_, c_, members, gib, all);
+        add(*real_, shape, members, gib, all);
         if (one.empty()) one = members;
       }
       if (all.empty()) return nullptr;
@@ -270,8 +295,7 @@ class Planner {
     ClusterFlows flat(c_, topology::world_size(par_), intra_, inter_, true);
     std::vector<FlowSpec> ref;
     if (comm.op == Comm::Op::send_recv) ref.push_back(flat.flow(one[0], one[1], gib));
-    else if (a2a) add_all_to_all(flat, one, gib, ref);
-    else add_ring(flat, c_, one, gib, ref);
+    else add(flat, shape, one, gib, ref);
     std::vector<double> t = simulate_flows(flat.links(), ref);
     Unit u;
     u.alone_s = *std::max_element(t.begin(), t.end());
@@ -293,7 +317,7 @@ class Planner {
   std::unique_ptr<ClusterFlows> real_;
   std::vector<std::vector<std::size_t>> routes_;
   std::map<std::vector<std::size_t>, std::size_t> route_index_;
-  std::map<std::tuple<int, int, std::int64_t, int>, std::optional<Unit>> units_;
+  std::map<std::tuple<int, int, std::int64_t, int, int>, std::optional<Unit>> units_;
 };
 
 // The network seam over a running SimGrid engine (inside its actor): a transfer's phases run in
@@ -469,7 +493,11 @@ void replay_step(const schedule::StepGraph& step, const spec::Cluster& c, const 
 }
 
 NonBlockingPricer::NonBlockingPricer(const spec::Cluster& c, const spec::Parallel& par, const spec::CollectiveCalibration& cal)
-    : flat_(non_blocking(c)), analytical_(flat_, par, cal) {}
+    : flat_(non_blocking(c)), cal_(cal), analytical_(flat_, par, cal) {}
+
+cost::CollectiveEstimate NonBlockingPricer::estimate(const schedule::Comm& comm) const {
+  return cost::collective_time(comm.op, comm.size, analytical_.shape(comm.group), flat_, cal_);
+}
 
 engine::StepResult replay(const schedule::StepSpec& s, engine::Workspace& ws, ReplayStats* stats,
                           std::int64_t cotenant_gpus) {

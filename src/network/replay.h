@@ -11,6 +11,7 @@
 // gradient reduce-scatter.
 #include <cstdint>
 
+#include "cost/collective.h"
 #include "engine/analytical.h"
 #include "engine/simulate.h"
 #include "schedule/step.h"
@@ -34,19 +35,23 @@ class NonBlockingPricer final : public engine::NetworkBackend {
   NonBlockingPricer(const NonBlockingPricer&) = delete;
   NonBlockingPricer& operator=(const NonBlockingPricer&) = delete;
   [[nodiscard]] Seconds time(const schedule::Comm& comm) const override { return analytical_.time(comm); }
+  /// The algorithm and protocol the analytical model picks for `comm` (its group's shape).
+  [[nodiscard]] cost::CollectiveEstimate estimate(const schedule::Comm& comm) const;
 
  private:
   spec::Cluster flat_;
+  const spec::CollectiveCalibration& cal_;
   engine::AnalyticalNetwork analytical_;
 };
 
-/// The most flows a replay starts (Llama 3.1 405B on 2,048 H100s starts 2 million in about 8 s);
-/// a larger step (large expert all-to-alls in every pass) is refused rather than run for hours.
-inline constexpr double kMaxReplayFlows = 10e6;
-/// An all-to-all flow shares its ports with the group's other members and costs SimGrid's solver
-/// more: measured on this project's machine, 17 us per flow for EP 64 (gpt-oss-120b on 64 GB200s,
-/// 419,072 flows in 7.3 s) against 3 us for ring and p2p flows (405B, 2 million in 6 s).
-inline constexpr double kAllToAllFlowCost = 6;
+/// The most flows a replay starts, about a minute of SimGrid at 3 us per ring or p2p flow (Llama
+/// 3.1 405B on 2,048 H100s starts 2 million in about 6 s); a larger step (DeepSeek-V3 on 1,024
+/// H100s, EP 64 in every pass of 8,192) is refused rather than run for many minutes.
+inline constexpr double kMaxReplayFlows = 20e6;
+/// An all-to-all flow shares its ports with more flows and costs SimGrid's solver more: measured
+/// on this project's machine 7.8-9.6 us per flow (Qwen3-235B-A22B, EP 16 on 256 GB300s: 3.2
+/// million in 31 s; EP 32 on 256 H100s: 4.6 million in 36 s) against 3 us for ring and p2p flows.
+inline constexpr double kAllToAllFlowCost = 3;
 
 /// Runs `step` (built with a NonBlockingPricer) on SimGrid into `out` (`cotenant_gpus` as replay). Each transfer's flows are
 /// scaled so that one group alone on the non-blocking cluster takes the analytical time of its
