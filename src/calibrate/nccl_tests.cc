@@ -12,6 +12,7 @@
 #include "calibrate/nccl_tests_sweep.h"
 #include "calibrate/nccl_tests_tables.h"
 #include "core/errors.h"
+#include "core/text.h"
 
 namespace dtsim::calibrate {
 namespace {
@@ -24,6 +25,7 @@ void check_hints(const NcclTestsHints& hints) {
 }
 
 std::string read_text(const std::string& path) {
+  if (std::string problem = path_problem(path); !problem.empty()) throw SpecError("--nccl-tests", problem);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw SpecError("--nccl-tests", "cannot read " + path + " (a directory)");

@@ -94,9 +94,10 @@ PlanSpeed time_plan(unsigned threads) {
   spec::Model m = spec::load_model("gpt3-175b");
   spec::Cluster cl = spec::load_cluster("dgx-a100");
   spec::Calibration cal = spec::load_calibration(cl.calibration);
-  plan::Request r{&m, &cl, &cal, spec::load_stack("megatron-lm@2021").software, 1024, 1536, 2048};
-  r.precision = spec::Dtype::fp16;
-  r.grad_dtype = spec::Dtype::fp32;
+  plan::Request r{&m, &cl, &cal, spec::load_stack("megatron-lm@2021").software, 1024,
+                  {.global_batch = 1536, .seq_len = 2048}};
+  r.train.precision = spec::Dtype::fp16;
+  r.train.grad_dtype = spec::Dtype::fp32;
   plan::Plan p = plan::plan(r, plan::Options{.threads = threads});
   return {p.ranked.size(), p.seconds};
 }

@@ -150,7 +150,7 @@ std::string report_json(const Outcome& o) {
                             : nlohmann::json::object();
   if (o.collectives) j["collectives"] = report::collective_fit_json(*o.collectives);
   if (o.steps) j["steps"] = report::step_fit_json(*o.steps);
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 // The base profile with everything fitted written in, saying where the fields came from.
@@ -177,8 +177,7 @@ int run(const CalibrateArgs& a) {
     if (o.base.empty())
       throw SpecError("--output", "expected --profile or --cluster to name the profile to write, got neither");
     std::string text = profile_text(a, o, o.base);
-    std::ofstream out(a.output);
-    if (!(out << text)) throw SpecError("--output", "expected a writable file, got \"" + a.output + "\"");
+    spec::write_text_file("--output", a.output, text);
     std::cout << (a.json ? report_json(o) : report_text(o));
     return 0;
   }

@@ -95,10 +95,8 @@ int run_plan(const PlanArgs& a) {
   spec::Cluster cluster = spec::load_cluster(a.job.cluster, "--cluster");
   spec::Calibration cal = resolve_calibration(a.job, cluster);
   spec::Stack stack = resolve_stack(a.job);
-  plan::Request r{&model, &cluster, &cal, resolve_software(a.job, stack.software), a.job.gpus, a.job.gbs, a.job.seq};
-  JobFlags probe = a.job;
-  r.precision = precision(a.job);
-  r.grad_dtype = grad_dtype(a.job, r.software, r.precision);
+  spec::Software software = resolve_software(a.job, stack.software);
+  plan::Request r{&model, &cluster, &cal, software, a.job.gpus, resolve_training(a.job, stack, software)};
   r.max_tp = a.max_tp;
   r.max_mbs = a.max_mbs;
   for (const std::string& f : a.fix) parse_fix(f, r);
@@ -118,7 +116,7 @@ int run_plan(const PlanArgs& a) {
       std::cerr << "\rsimulating " << done << "/" << total << (done == total ? "\n" : "") << std::flush;
     };
   }
-  calibrate::Uncertainty u = job_uncertainty(a.job, cluster, stack.name, r.gpus, r.precision);
+  calibrate::Uncertainty u = job_uncertainty(a.job, cluster, stack.name, r.gpus, r.train.precision);
   plan::Plan p = plan::plan(r, o);
   auto fmt = a.job.json ? report::PlanFormat::json : a.csv ? report::PlanFormat::csv : report::PlanFormat::text;
   std::string text = report::plan_report(r, p, o, u, a.top, fmt);
@@ -141,7 +139,7 @@ int run_plan(const PlanArgs& a) {
                               {"step_time_s_simgrid", moved[i].simgrid_s}});
     j["network"] = "simgrid";
     j["engine"] = a.engine;
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
   report::Table t({"#", "was", "layout", "analytical s", "simgrid s", "change"});

@@ -13,6 +13,7 @@
 #include "network/backend.h"
 #include "topology/links.h"
 #include "report/simulate_report.h"
+#include "spec/load.h"
 
 namespace dtsim::cli {
 namespace {
@@ -90,9 +91,7 @@ void add_simulate(CLI::App& app, Action& action) {
       j.engine = args->engine;
       auto mem = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software.attention);
       if (!args->trace.empty()) {
-        std::ofstream out(args->trace);
-        if (!out) throw SpecError("--trace", "expected a writable file path, got \"" + args->trace + "\"");
-        out << report::chrome_trace(sim);
+        spec::write_text_file("--trace", args->trace, report::chrome_trace(sim));
       }
       std::cout << report::simulate_report(view(j), sim.result, mem, u, args->flags.json);
       return 0;

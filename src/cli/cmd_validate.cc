@@ -39,9 +39,8 @@ std::string provenance(const ValidateArgs& a) {
 
 void write_residuals(const ValidateArgs& a, const std::vector<calibrate::PreparedCase>& prepared,
                      const std::vector<calibrate::CaseOutcome>& outcomes) {
-  std::ofstream out(a.residuals);
-  if (!out) throw SpecError("--residuals", "expected a writable file path, got \"" + a.residuals + "\"");
-  out << spec::residuals_file_text(calibrate::residuals_file(prepared, outcomes, provenance(a)));
+  spec::write_text_file("--residuals", a.residuals,
+                        spec::residuals_file_text(calibrate::residuals_file(prepared, outcomes, provenance(a))));
 }
 
 }  // namespace

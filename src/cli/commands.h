@@ -26,5 +26,10 @@ void add_bench(CLI::App& app, Action& action);
 void add_calibrate(CLI::App& app, Action& action);
 /// Registers `dtsim collective`: predicted time and bus bandwidth of NCCL collectives.
 void add_collective(CLI::App& app, Action& action);
+/// Registers `dtsim check FILE`: dtsim-check/1 scenarios run in this process and compared.
+void add_check(CLI::App& app, Action& action);
+
+/// Every subcommand (`check` only when `with_check`: scenarios run the others, not check itself).
+void add_commands(CLI::App& app, Action& action, bool with_check = true);
 
 }  // namespace dtsim::cli

@@ -139,7 +139,9 @@ void add_residuals_flag(CLI::App& app, JobFlags& f) {
 calibrate::Uncertainty job_uncertainty(const JobFlags& f, const spec::Cluster& cluster, const std::string& framework,
                                        std::int64_t gpus, spec::Dtype precision) {
   std::string path = f.residuals.empty() ? spec::data_dir() + "/calibration/residuals.json" : f.residuals;
-  if (f.residuals.empty() && !std::filesystem::exists(path))
+  if (!f.residuals.empty()) spec::require_path("--residuals", path);
+  std::error_code ec;
+  if (f.residuals.empty() && !std::filesystem::exists(path, ec))
     return calibrate::no_residuals("no residuals file (" + path + ")");
   spec::ResidualsFile file = spec::load_residuals_file(path);
   return calibrate::uncertainty(file.cases, {.gpu = calibrate::gpu_preset(cluster), .framework = framework,
@@ -172,6 +174,25 @@ spec::Dtype precision(const JobFlags& f) { return parse_dtype("--precision", f.p
 spec::Dtype grad_dtype(const JobFlags& f, const spec::Software& sw, spec::Dtype precision) {
   // The flag, else the software stack's main grads for this precision.
   return !f.grad_dtype.empty() ? parse_dtype("--grad-dtype", f.grad_dtype, false) : spec::main_grad_dtype(sw, precision);
+}
+
+spec::Training resolve_training(const JobFlags& f, const spec::Stack& stack, const spec::Software& sw) {
+  spec::Training t;
+  t.global_batch = f.gbs;
+  t.seq_len = f.seq;
+  t.precision = precision(f);
+  t.grad_dtype = grad_dtype(f, sw, t.precision);
+  if (f.optimizer != "adam" && f.optimizer != "sgd")
+    throw SpecError("--optimizer", "expected adam or sgd, got \"" + f.optimizer + "\"");
+  t.optimizer = f.optimizer == "adam" ? spec::Optimizer::adam : spec::Optimizer::sgd;
+  t.moe_imbalance = f.moe_imbalance;
+  t.moe_capacity_factor = f.moe_capacity_factor;
+  t.bf16_layers_start = f.bf16_layers_start;
+  t.bf16_layers_end = f.bf16_layers_end;
+  t.offload_layers = f.offload_layers;
+  t.fp8_params = t.precision == spec::Dtype::fp8 &&
+                 on_off("--fp8-param-gather", f.fp8_param_gather, stack.defaults.fp8_param_gather.value_or(false));
+  return t;
 }
 
 spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
@@ -222,28 +243,14 @@ Job resolve_job(const JobFlags& f) {
   j.par.zero_stage = f.zero;
   j.par.sequence_parallel = f.sp;
   j.par.stage_layers = f.stage_layers;
+  j.train = resolve_training(f, j.stack, j.software);
   j.train.micro_batch = f.mbs;
-  j.train.global_batch = f.gbs;
-  j.train.seq_len = f.seq;
   j.train.recompute = parse_recompute(f.recompute);
   j.auto_recompute = j.train.recompute == spec::Recompute::automatic;
   if (j.auto_recompute) j.train.recompute = spec::Recompute::none;
-  j.train.precision = precision(f);
-  j.train.moe_imbalance = f.moe_imbalance;
-  j.train.moe_capacity_factor = f.moe_capacity_factor;
-  j.train.bf16_layers_start = f.bf16_layers_start;
-  j.train.bf16_layers_end = f.bf16_layers_end;
-  j.train.offload_layers = f.offload_layers;
   j.train.recompute_layers = f.recompute_layers;
   if (f.recompute_layers > 0 && j.train.recompute != spec::Recompute::full)
     throw SpecError("--recompute-layers", "expected --recompute full with it, got --recompute " + f.recompute);
-  j.train.fp8_params = j.train.precision == spec::Dtype::fp8 &&
-                       on_off("--fp8-param-gather", f.fp8_param_gather,
-                              j.stack.defaults.fp8_param_gather.value_or(false));
-  j.train.grad_dtype = grad_dtype(f, j.software, j.train.precision);
-  if (f.optimizer != "adam" && f.optimizer != "sgd")
-    throw SpecError("--optimizer", "expected adam or sgd, got \"" + f.optimizer + "\"");
-  j.train.optimizer = f.optimizer == "adam" ? spec::Optimizer::adam : spec::Optimizer::sgd;
   spec::check_job(j.model, j.cluster, j.gpus, j.par, j.train);
   if (j.train.precision == spec::Dtype::fp8 && j.software.fp8_recipe == spec::Fp8Recipe::mxfp8 &&
       cost::fp8_needs_transpose(j.cluster.gpu))

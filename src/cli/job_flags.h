@@ -79,6 +79,10 @@ void add_residuals_flag(CLI::App& app, JobFlags& f);
 [[nodiscard]] spec::Software resolve_software(const JobFlags& f, const spec::Software& defaults);
 /// --precision (fp16, bf16, fp8, fp4), the one parser every subcommand uses.
 [[nodiscard]] spec::Dtype precision(const JobFlags& f);
+/// Every training flag but the layout's (--mbs, --recompute, --recompute-layers): batch, sequence,
+/// precision, gradient type, optimizer, MoE routing, bf16 layers, fp8 parameters, offload. The one
+/// parser simulate, memory and plan share.
+[[nodiscard]] spec::Training resolve_training(const JobFlags& f, const spec::Stack& stack, const spec::Software& sw);
 /// --grad-dtype (fp32, fp16, bf16), else the stack's main grads for `precision`.
 [[nodiscard]] spec::Dtype grad_dtype(const JobFlags& f, const spec::Software& sw, spec::Dtype precision);
 

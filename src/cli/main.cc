@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "core/errors.h"
+#include "core/text.h"
 
 namespace {
 
@@ -39,14 +40,7 @@ int main(int argc, char** argv) {
   CLI::App app{"dtsim: distributed-training simulator and cost modeler"};
   app.require_subcommand(1);
   dtsim::cli::Action action;
-  dtsim::cli::add_show(app, action);
-  dtsim::cli::add_plan(app, action);
-  dtsim::cli::add_simulate(app, action);
-  dtsim::cli::add_memory(app, action);
-  dtsim::cli::add_validate(app, action);
-  dtsim::cli::add_bench(app, action);
-  dtsim::cli::add_collective(app, action);
-  dtsim::cli::add_calibrate(app, action);
+  dtsim::cli::add_commands(app, action);
   try {
     app.parse(argc, argv);
     return action();
@@ -57,19 +51,19 @@ int main(int argc, char** argv) {
   } catch (const CLI::RequiredError& e) {
     // CLI11 says only "A subcommand is required"; name what was expected and what was found.
     if (std::string msg = unknown_subcommand(app, argc, argv); !msg.empty()) {
-      std::cerr << "dtsim: " << msg << "\n";
+      std::cerr << "dtsim: " << dtsim::printable(msg) << "\n";
       return 2;
     }
-    std::cerr << "dtsim: " << e.what() << " (see --help)\n";
+    std::cerr << "dtsim: " << dtsim::printable(e.what()) << " (see --help)\n";
     return 2;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "dtsim: " << e.what() << " (see --help)\n";
+    std::cerr << "dtsim: " << dtsim::printable(e.what()) << " (see --help)\n";
     return 2;
   } catch (const dtsim::SpecError& e) {
-    std::cerr << "dtsim: " << e.what() << "\n";
+    std::cerr << "dtsim: " << dtsim::printable(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "dtsim: internal error: " << e.what() << "\n";
+    std::cerr << "dtsim: internal error: " << dtsim::printable(e.what()) << "\n";
     return 1;
   }
 }

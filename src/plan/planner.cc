@@ -29,7 +29,7 @@ Result evaluate_one(const Request& r, const Candidate& c, const Options& o, engi
   double t = res.step.step_time.value();
   if (o.objective == Objective::cost_per_token) {
     double dollars = t / 3600.0 * static_cast<double>(r.gpus) * o.price_per_gpu_hour;
-    res.objective = dollars / (static_cast<double>(r.global_batch * r.seq_len) / 1e6);
+    res.objective = dollars / (static_cast<double>(r.train.global_batch * r.train.seq_len) / 1e6);
   } else {
     res.objective = t;
   }

@@ -47,9 +47,9 @@ std::vector<std::int64_t> vp_values(const Request& r, std::int64_t pp) {
 
 std::vector<std::int64_t> mbs_values(const Request& r, std::int64_t dp) {
   std::vector<std::int64_t> out;
-  if (r.global_batch % dp != 0) return out;
+  if (r.train.global_batch % dp != 0) return out;
   for (std::int64_t b = 1; b <= r.max_mbs; b *= 2)
-    if ((r.global_batch / dp) % b == 0) out.push_back(b);
+    if ((r.train.global_batch / dp) % b == 0) out.push_back(b);
   return out;
 }
 
@@ -81,8 +81,10 @@ void Enumerator::training(const spec::Parallel& base) {
         par.zero_stage = zero;
         par.sequence_parallel = sp == 1;
         if (!allowed(r_, "sp", sp)) { count("filtered"); continue; }
-        spec::Training t{.micro_batch = mbs, .global_batch = r_.global_batch, .seq_len = r_.seq_len,
-                         .precision = r_.precision, .grad_dtype = r_.grad_dtype};
+        spec::Training t = r_.train;
+        t.micro_batch = mbs;
+        t.recompute = spec::Recompute::none;
+        t.recompute_layers = 0;
         if (std::string why = invalid_reason(r_, par, t); !why.empty()) { count(why); continue; }
         bool found = false;
         for (int rc = 0; rc <= 2; ++rc) {
@@ -130,7 +132,7 @@ Space Enumerator::run() {
     for (std::int64_t pp : divisors(r_.gpus / tp)) {
       if (pp > r_.model->layers || !allowed(r_, "pp", pp)) { count(pp > r_.model->layers ? "invalid: pp > layers" : "filtered"); continue; }
       for (std::int64_t cp : divisors(r_.gpus / (tp * pp))) {
-        if (r_.seq_len % (2 * cp) != 0) { count("invalid: --seq"); continue; }
+        if (r_.train.seq_len % (2 * cp) != 0) { count("invalid: --seq"); continue; }
         if (!allowed(r_, "cp", cp)) { count("filtered"); continue; }
         std::int64_t dp = r_.gpus / (tp * pp * cp);
         for (std::int64_t ep : r_.model->is_moe() ? divisors(r_.model->moe_experts) : std::vector<std::int64_t>{1}) {

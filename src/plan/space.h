@@ -21,10 +21,10 @@ struct Request {
   const spec::Calibration* calibration = nullptr;
   spec::Software software;
   std::int64_t gpus = 0;
-  std::int64_t global_batch = 0;
-  std::int64_t seq_len = 0;
-  spec::Dtype precision = spec::Dtype::bf16;
-  spec::Dtype grad_dtype = spec::Dtype::fp32;
+  /// The job's training settings (global batch, sequence, precision, gradients, optimizer, MoE
+  /// routing, bf16 layers, fp8 parameters, offload): every candidate starts from them and sets its
+  /// own micro-batch and recomputation.
+  spec::Training train;
   std::int64_t max_tp = 0;             ///< 0 = GPUs per node
   std::int64_t max_mbs = 16;
   /// Fixed values, by field name: tp, pp, dp, cp, ep, vp, mbs, zero, sp (0/1), recompute (0 none, 1 selective, 2 full).

@@ -85,11 +85,11 @@ std::string plan_report(const plan::Request& r, const plan::Plan& p, const plan:
       j["configs"].push_back(config_json(p.ranked[i]));
       j["configs"].back()["uncertainty"] = interval;
     }
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   std::string out = r.model->name + " on " + std::to_string(r.gpus) + " x " + r.cluster->gpu.name + ", gbs " +
-                    std::to_string(r.global_batch) + ", seq " + std::to_string(r.seq_len) + ", " +
-                    spec::to_string(r.precision) + "\n";
+                    std::to_string(r.train.global_batch) + ", seq " + std::to_string(r.train.seq_len) + ", " +
+                    spec::to_string(r.train.precision) + "\n";
   if (!p.ranked.empty() && p.ranked.front().step.pace > 1)
     out += "every layout: " +
            pace_text(p.ranked.front().step.pace, r.gpus, r.calibration->compute.speed_spread, r.calibration->name) +

@@ -53,7 +53,7 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
     for (const auto& [key, cs] : by_framework) frameworks[cs.front().framework][cs.front().tier] = summary_json(summarize(cs));
     return nlohmann::json{{"cases", arr}, {"summary", summary_json(summarize(cases))}, {"tiers", tiers},
                           {"frameworks", frameworks}}
-               .dump(2) + "\n";
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   Table t({"case", "tier", "measured s", "predicted s", "error"});
   std::string failures;  // listed under the table, so a long reason does not widen its columns

@@ -136,6 +136,7 @@ BenchFile parse_bench_file(const std::string& text, const std::string& file) {
 }
 
 BenchFile load_bench_file(const std::string& path, const std::string& flag) {
+  require_path(flag, path);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw SpecError(flag, "expected an existing dtsim-bench JSON file, got \"" + path + "\" (no such file)");

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/errors.h"
+#include "core/text.h"
 #include "spec/json_reader.h"
 #include "spec/load.h"
 
@@ -57,8 +58,10 @@ std::vector<std::int64_t> read_gpu_to_nic(ObjectReader& r, std::int64_t gpus, st
 
 // A cluster's "gpu" is a preset name, or a path relative to the cluster file.
 Gpu read_gpu_ref(ObjectReader& r, const std::string& ref) {
+  require_path(r.where("gpu"), ref);
   std::filesystem::path rel = std::filesystem::path(r.file()).parent_path() / ref;
-  std::string target = std::filesystem::exists(rel) && std::filesystem::is_regular_file(rel) ? rel.string() : ref;
+  std::error_code ec;
+  std::string target = path_problem(rel.string()).empty() && std::filesystem::is_regular_file(rel, ec) ? rel.string() : ref;
   return load_gpu(target, r.where("gpu"));
 }
 

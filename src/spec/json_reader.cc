@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/text.h"
 
 namespace dtsim::spec {
 namespace {
@@ -43,6 +44,8 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& file)
 }
 
 std::string read_text_file(const std::string& path) {
+  if (std::string problem = path_problem(path); !problem.empty())
+    throw SpecError(printable(path.substr(0, 64)) + (path.size() > 64 ? "..." : ""), problem);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SpecError(path, std::string("cannot open file (") + std::strerror(errno) + ")");
   std::ostringstream ss;

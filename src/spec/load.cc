@@ -1,11 +1,15 @@
 #include "spec/load.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <filesystem>
 #include <vector>
 
 #include "core/errors.h"
+#include "core/text.h"
 #include "spec/json_reader.h"
 
 namespace dtsim::spec {
@@ -16,6 +20,17 @@ std::string data_dir() {
 }
 
 std::string read_spec_text(const std::string& path) { return read_text_file(path); }
+
+void require_path(const std::string& where, const std::string& path) {
+  if (std::string problem = path_problem(path); !problem.empty()) throw SpecError(where, problem);
+}
+
+void write_text_file(const std::string& flag, const std::string& path, const std::string& text) {
+  require_path(flag, path);
+  std::ofstream out(path, std::ios::binary);
+  if (!(out << text) || !out.flush())
+    throw SpecError(flag, "expected a writable file path, got \"" + printable(path) + "\" (" + std::strerror(errno) + ")");
+}
 
 std::vector<std::string> preset_names(const std::string& subdir) {
   std::vector<std::string> names;
@@ -30,6 +45,7 @@ std::string resolve_preset(const std::string& subdir, const std::string& name_or
   namespace fs = std::filesystem;
   std::error_code ec;
   if (name_or_path.empty()) throw SpecError(flag, "expected a preset name or a file path, got \"\"");
+  require_path(flag, name_or_path);
   if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
   // A directory holding config.json (a Hugging Face checkout) works too.
   if (fs::is_directory(name_or_path, ec) && fs::is_regular_file(fs::path(name_or_path) / "config.json", ec))

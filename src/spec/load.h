@@ -22,6 +22,13 @@ namespace dtsim::spec {
 /// The text of a spec file; throws SpecError naming the file when it cannot be read.
 [[nodiscard]] std::string read_spec_text(const std::string& path);
 
+/// Throws SpecError naming `where` (a flag or "file:/pointer") unless `path` can be handed to the
+/// filesystem (core/text.h path_problem): every path from the input passes here first.
+void require_path(const std::string& where, const std::string& path);
+/// Writes `text` to `path` (an output file named by `flag`); SpecError naming the flag when the
+/// path is unusable or the file cannot be written.
+void write_text_file(const std::string& flag, const std::string& path, const std::string& text);
+
 /// Resolves a preset or path and parses it with `parse(text, file)`: the one way every spec loads.
 template <class Parse>
 [[nodiscard]] auto load_spec(const std::string& subdir, const std::string& name_or_path, const std::string& flag,

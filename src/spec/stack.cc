@@ -220,7 +220,12 @@ Stack find_stack(const std::string& name, const std::optional<std::string>& vers
                  const std::optional<std::string>& date, const std::string& where) {
   std::string path = data_dir() + "/calibration/stacks/" + name + ".json";
   std::error_code ec;
-  if (name.empty() || !std::filesystem::is_regular_file(path, ec)) {
+  // A stack's name is a file name under calibration/stacks/: letters, digits, '.', '_', '-'.
+  bool plain = !name.empty() && name.size() <= 64 && name.front() != '.' &&
+               std::all_of(name.begin(), name.end(), [](char c) {
+                 return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+               });
+  if (!plain || !std::filesystem::is_regular_file(path, ec)) {
     std::string known;
     for (const std::string& n : stack_names()) known += (known.empty() ? "" : ", ") + n;
     throw SpecError(where, "expected a framework with a stack profile (" + known + "), got \"" + name + "\"");

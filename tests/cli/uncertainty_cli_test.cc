@@ -178,7 +178,7 @@ TEST_CASE("cli validate --residuals: one entry per predicted case", "[cli]") {
   // validate's own signed error, rounded to 0.001.
   CHECK_THAT(c.at("error_pct").get<double>(), WithinAbs(v.at("cases")[0].at("error_pct").get<double>(), 0.0005));
   check_bad("validate '" + path + "' --residuals /nonexistent/dir/res.json",
-            Equals("dtsim: --residuals: expected a writable file path, got \"/nonexistent/dir/res.json\"\n"));
+            Equals("dtsim: --residuals: expected a writable file path, got \"/nonexistent/dir/res.json\" (No such file or directory)\n"));
 }
 
 TEST_CASE("calibration/residuals.json: what dtsim validate gives on the shipped published runs", "[cli]") {

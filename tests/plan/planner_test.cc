@@ -28,9 +28,10 @@ Fixture load(const std::string& model, const std::string& cluster) {
 
 // A small space: Llama-3-8B on 16 H100s, gbs 32, seq 4096.
 plan::Request small_request(const Fixture& f) {
-  plan::Request r{&f.model, &f.cluster, &f.cal, spec::load_stack("nemo@24.11").software, 16, 32, 4096};
-  r.precision = spec::Dtype::bf16;
-  r.grad_dtype = spec::Dtype::bf16;
+  plan::Request r{&f.model, &f.cluster, &f.cal, spec::load_stack("nemo@24.11").software, 16,
+                  {.global_batch = 32, .seq_len = 4096}};
+  r.train.precision = spec::Dtype::bf16;
+  r.train.grad_dtype = spec::Dtype::bf16;
   r.max_mbs = 2;
   return r;
 }
@@ -136,7 +137,8 @@ TEST_CASE("plan::enumerate: MoE models search expert parallelism and expert TP (
   // the 32 ranks of a stage only with expert TP 1, so the space must hold (ep 32, etp 1) and no
   // (ep 32, etp 2); every candidate satisfies ep*etp | tp*cp*dp.
   Fixture f = load("qwen3-235b-a22b", "dgx-h100");
-  plan::Request r{&f.model, &f.cluster, &f.cal, spec::load_stack("nemo-megatron-bridge").software, 256, 2048, 4096};
+  plan::Request r{&f.model, &f.cluster, &f.cal, spec::load_stack("nemo-megatron-bridge").software, 256,
+                  {.global_batch = 2048, .seq_len = 4096}};
   r.fixed = {{"tp", 2}, {"pp", 8}, {"vp", 1}, {"mbs", 1}, {"zero", 1}, {"sp", 1}};
   plan::Space s = plan::enumerate(r);
   bool folded = false;
