@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <sstream>
 #include <memory>
 
 #include "cli/commands.h"
@@ -122,6 +123,21 @@ double time_simgrid_405b(bool replay, network::ReplayStats* stats = nullptr) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Issue 17's scale case: `dtsim simulate` on 131,072 H100s (Llama 3.1 405B, TP 8, PP 16, DP
+// 1,024, gbs 16,384 at 8,192 tokens), the whole command as a user runs it (presets loaded,
+// memory estimated, report printed to a string), in this process. Median wall seconds.
+double time_command(const std::vector<std::string>& args, int reps) {
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    std::string out;
+    auto start = std::chrono::steady_clock::now();
+    if (run_in_process(args, out) != 0) throw std::logic_error("bench: the scale case failed");
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 double peak_child_rss_mib() {
   rusage u{};
   getrusage(RUSAGE_CHILDREN, &u);
@@ -155,6 +171,12 @@ int run_bench(int reps) {
   std::cout << t.render() << "\nratio dp128 / dp8 wall time: " << fixed(t128 / t8, 3) << " (target <= 1.5)\n"
             << "405B on 16,384 GPUs: " << fixed(t_big * 1e3, 3) << " ms (target < 100 ms)\n"
             << "peak resident memory of this process: " << fixed(peak_rss_mib(), 1) << " MiB (target < 256 MB)\n";
+  double t_scale = time_command({"simulate", "--model", "llama3-405b", "--cluster", "dgx-h100", "--gpus", "131072", "--tp",
+                                 "8", "--pp", "16", "--gbs", "16384", "--seq", "8192", "--json"},
+                                std::max(1, reps / 4));
+  std::cout << "dtsim simulate llama3-405b on 131,072 H100s (tp8 pp16 dp1024, the whole command): " << fixed(t_scale * 1e3, 1)
+            << " ms (target < 1 s); peak resident memory of this process after it: " << fixed(peak_rss_mib(), 1)
+            << " MiB (target < 1 GB)\n";
   EngineSpeed e = time_engines(big, reps);
   std::cout << "\nengines on the analytical network (" << big.name << ", " << e.tasks << " tasks, graph built once):\n"
             << "  longest-path pass: " << fixed(e.longest_path * 1e3, 3) << " ms   event-driven: " << fixed(e.events * 1e3, 3)

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/cases.h"
+#include "spec/json_reader.h"
 #include "calibrate/collective_fit.h"
 #include "calibrate/fit.h"
 #include "calibrate/samples.h"
@@ -150,7 +151,7 @@ std::string report_json(const Outcome& o) {
                             : nlohmann::json::object();
   if (o.collectives) j["collectives"] = report::collective_fit_json(*o.collectives);
   if (o.steps) j["steps"] = report::step_fit_json(*o.steps);
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return spec::json_text(j) + "\n";
 }
 
 // The base profile with everything fitted written in, saying where the fields came from.

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "spec/json_reader.h"
 #include "core/errors.h"
 #include "core/text.h"
 #include "report/table.h"
@@ -34,42 +35,19 @@ struct Ran {
   double seconds = 0;
 };
 
-// Sends std::cout to a string while alive.
-class CaptureStdout {
- public:
-  CaptureStdout() : old_(std::cout.rdbuf(text_.rdbuf())) {}
-  ~CaptureStdout() { std::cout.rdbuf(old_); }
-  CaptureStdout(const CaptureStdout&) = delete;
-  CaptureStdout& operator=(const CaptureStdout&) = delete;
-  [[nodiscard]] std::string text() const { return text_.str(); }
-
- private:
-  std::ostringstream text_;
-  std::streambuf* old_;
-};
-
 Ran run_scenario(const spec::Scenario& s) {
   Ran r;
   std::vector<std::string> args = s.run;
   bool has_json = false;
   for (const std::string& a : args) has_json |= a == "--json";
   if (!has_json) args.emplace_back("--json");
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes the vector last-first
-  CLI::App app{"dtsim"};
-  app.require_subcommand(1);
-  Action action;
-  add_commands(app, action, false);
   auto start = std::chrono::steady_clock::now();
   std::string text;
   try {
-    CaptureStdout capture;
-    app.parse(reversed);
-    int status = action ? action() : 2;
-    text = capture.text();
-    if (status != 0) r.rejected = "exit status " + std::to_string(status);
+    if (int status = run_in_process(args, text); status != 0) r.rejected = "exit status " + std::to_string(status);
   } catch (const CLI::CallForHelp&) {
     r.rejected = "--help asks for help, not a result";
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::Error& e) {
     r.rejected = e.what();
   } catch (const SpecError& e) {
     r.rejected = e.what();
@@ -91,7 +69,7 @@ struct Compared {
 };
 
 std::string show(const nlohmann::json& v) {
-  return printable(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return printable(spec::json_text(v, -1));
 }
 
 Compared compare(const spec::Expectation& e, const nlohmann::json& out) {
@@ -260,7 +238,7 @@ int run_check(const CheckArgs& a) {
   }
   j["status"] = status == 0 ? "ok" : "regressed";
   if (a.json) {
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << spec::json_text(j) << "\n";
   } else {
     std::cout << t.render();
     for (const Result& r : results)

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/nccl_tests.h"
+#include "spec/json_reader.h"
 #include "calibrate/samples.h"
 #include "calibrate/stats.h"
 #include "cli/commands.h"
@@ -119,7 +120,7 @@ std::string render_json(const CollectiveArgs& a, cost::Collective op, const topo
                          {"busbw_GBps", to_gbytes_per_s(r.est.bus_bandwidth)},
                          {"algorithm", algorithm_name(op, r.est)},
                          {"protocol", protocol_name(r.est)}});
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return spec::json_text(j) + "\n";
 }
 
 std::string render_text(const CollectiveArgs& a, cost::Collective op, const topology::GroupShape& g,
@@ -185,7 +186,7 @@ int compare(CollectiveArgs a) {
       j["rows"][i]["measured_busbw_GBps"] = calibrate::bus_bandwidth(m[i], m[i].time) / 1e9;
       j["rows"][i]["error_pct"] = 100 * (m[i].time.value() / rows[i].est.time.value() - 1);
     }
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << spec::json_text(j) << "\n";
     return 0;
   }
   std::string out = std::string("# ") + cost::to_string(log.collective) + " on " + a.cluster + " (calibration " +

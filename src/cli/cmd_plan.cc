@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "spec/json_reader.h"
 #include "cli/job_flags.h"
 #include "core/errors.h"
 #include "engine/simulate.h"
@@ -139,7 +140,7 @@ int run_plan(const PlanArgs& a) {
                               {"step_time_s_simgrid", moved[i].simgrid_s}});
     j["network"] = "simgrid";
     j["engine"] = a.engine;
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << spec::json_text(j) << "\n";
     return 0;
   }
   report::Table t({"#", "was", "layout", "analytical s", "simgrid s", "change"});

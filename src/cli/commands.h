@@ -2,6 +2,7 @@
 // One registration function per subcommand; main.cc holds the table.
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -31,5 +32,10 @@ void add_check(CLI::App& app, Action& action);
 
 /// Every subcommand (`check` only when `with_check`: scenarios run the others, not check itself).
 void add_commands(CLI::App& app, Action& action, bool with_check = true);
+
+/// Runs `dtsim ARGS` (the subcommand first; any but `check`) in this process, its stdout captured
+/// into `out`; returns its exit status. Throws what the command line would end on: CLI::Error
+/// (parse errors, --help) and SpecError (bad input).
+int run_in_process(const std::vector<std::string>& args, std::string& out);
 
 }  // namespace dtsim::cli

@@ -1,4 +1,5 @@
 #include "report/calibrate_report.h"
+#include "spec/json_reader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -42,7 +43,7 @@ std::string calibrate_report(const calibrate::Fitted& f, const spec::Gpu& gpu, b
       j["memory_efficiency"] = *f.memory_efficiency;
       j["best_copy_gb_per_s"] = f.best_copy_gb_per_s;
     }
-    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return spec::json_text(j) + "\n";
   }
   std::string out = f.device + " (" + std::to_string(f.sm_count) + " SMs) fitted against " + gpu.name + "\n";
   for (const auto& [sweep, fit] : f.gemm) {
@@ -64,7 +65,7 @@ std::string calibrate_report(const calibrate::Fitted& f, const spec::Gpu& gpu, b
     out += "\nmemory_efficiency " + fixed(*f.memory_efficiency, 3) + ": best copy " + fixed(f.best_copy_gb_per_s, 0) +
            " GB/s (read + write) of " + fixed(gpu.hbm_bandwidth.value() / 1e9, 0) + " GB/s\n";
   out += "\nprofile fields (the \"compute\" section of a calibration profile, calibration/README.md):\n" +
-         profile_compute(f).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+         spec::json_text(profile_compute(f)) + "\n";
   return out;
 }
 

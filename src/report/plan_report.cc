@@ -1,4 +1,5 @@
 #include "report/plan_report.h"
+#include "spec/json_reader.h"
 
 #include <algorithm>
 #include <cmath>
@@ -85,7 +86,7 @@ std::string plan_report(const plan::Request& r, const plan::Plan& p, const plan:
       j["configs"].push_back(config_json(p.ranked[i]));
       j["configs"].back()["uncertainty"] = interval;
     }
-    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return spec::json_text(j) + "\n";
   }
   std::string out = r.model->name + " on " + std::to_string(r.gpus) + " x " + r.cluster->gpu.name + ", gbs " +
                     std::to_string(r.train.global_batch) + ", seq " + std::to_string(r.train.seq_len) + ", " +

@@ -1,4 +1,5 @@
 #include "report/show.h"
+#include "spec/json_reader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -72,7 +73,7 @@ std::string model_text(const spec::Model& m, std::int64_t seq) {
 }  // namespace
 
 std::string show_model(const spec::Model& m, std::int64_t seq, bool json) {
-  return json ? model_json(m, seq).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : model_text(m, seq);
+  return json ? spec::json_text(model_json(m, seq)) + "\n" : model_text(m, seq);
 }
 
 std::string show_gpu(const spec::Gpu& g, bool json) {
@@ -82,7 +83,7 @@ std::string show_gpu(const spec::Gpu& g, bool json) {
     nlohmann::json j{{"name", g.name}, {"memory_GiB", to_gib(g.memory)},
                      {"hbm_bandwidth_GBps", to_gbytes_per_s(g.hbm_bandwidth)}};
     for (Dtype d : all) j["peak_tflops"][spec::to_string(d)] = to_tflops(g.peak(d));
-    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return spec::json_text(j) + "\n";
   }
   Table t({"dtype", "peak dense TFLOP/s"});
   for (Dtype d : all) t.add({spec::to_string(d), g.peak(d).value() > 0 ? fixed(to_tflops(g.peak(d)), 1) : "-"});
@@ -110,7 +111,7 @@ std::string show_cluster(const spec::Cluster& c, std::int64_t gpus, bool json) {
     for (const Row& r : rows)
       j["links"].push_back({{"class", r.name}, {"bandwidth_GBps", to_gbytes_per_s(r.link.bandwidth)},
                             {"latency_us", to_us(r.link.latency)}});
-    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return spec::json_text(j) + "\n";
   }
   Table t({"link class", "GB/s per GPU per direction", "latency (us)"});
   for (const Row& r : rows) t.add({r.name, fixed(to_gbytes_per_s(r.link.bandwidth), 1), fixed(to_us(r.link.latency), 2)});

@@ -1,4 +1,5 @@
 #include "report/simulate_report.h"
+#include "spec/json_reader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -157,7 +158,7 @@ std::string memory_report(const JobView& job, const cost::MemoryEstimate& mem, b
     nlohmann::json stages = nlohmann::json::array();
     for (const auto& s : mem.stages) stages.push_back({{"stage", s.stage}, {"peak_bytes", s.total().value()}});
     j["stages"] = stages;
-    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return spec::json_text(j) + "\n";
   }
   return header(job) + "\n" + memory_table(mem);
 }
@@ -195,7 +196,7 @@ std::string simulate_report(const JobView& job, const engine::StepResult& r, con
                   {"a2a_overlap", job.software.moe_a2a_overlap}};
     for (std::size_t c = 0; c < schedule::kCategories; ++c)
       j["breakdown"][schedule::to_string(static_cast<schedule::Category>(c))] = r.breakdown[c].value();
-    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return spec::json_text(j) + "\n";
   }
   std::string out = header(job) + "\n";
   out += "  step time " + fixed(r.step_time.value(), 3) + " s   tokens/s " + fixed(r.tokens_per_s, 0) +
@@ -229,7 +230,7 @@ std::string chrome_trace(const engine::Simulation& sim) {
     events.push_back({{"ph", "X"}, {"name", schedule::to_string(task.label)}, {"pid", st.rank}, {"tid", task.stream},
                       {"ts", static_cast<double>(t.start) * 1e-6}, {"dur", static_cast<double>(t.end - t.start) * 1e-6}});
   }
-  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return spec::json_text(nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}, -1) + "\n";
 }
 
 }  // namespace dtsim::report

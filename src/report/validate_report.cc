@@ -1,4 +1,5 @@
 #include "report/validate_report.h"
+#include "spec/json_reader.h"
 
 #include <algorithm>
 #include <cmath>
@@ -51,9 +52,9 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
     nlohmann::json tiers, frameworks;
     for (const auto& [tier, cs] : by_tier) tiers[tier] = summary_json(summarize(cs));
     for (const auto& [key, cs] : by_framework) frameworks[cs.front().framework][cs.front().tier] = summary_json(summarize(cs));
-    return nlohmann::json{{"cases", arr}, {"summary", summary_json(summarize(cases))}, {"tiers", tiers},
-                          {"frameworks", frameworks}}
-               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return spec::json_text(nlohmann::json{{"cases", arr}, {"summary", summary_json(summarize(cases))}, {"tiers", tiers},
+                                          {"frameworks", frameworks}}) +
+           "\n";
   }
   Table t({"case", "tier", "measured s", "predicted s", "error"});
   std::string failures;  // listed under the table, so a long reason does not widen its columns

@@ -10,7 +10,7 @@ spec::PipelineSchedule default_schedule(const spec::Parallel& par) {
 
 StageOrder::StageOrder(spec::PipelineSchedule schedule, std::int64_t pp, std::int64_t vp, std::int64_t m,
                        std::int64_t stage)
-    : schedule_(schedule), pp_(pp), vp_(vp), total_(m * vp), warmup_(0) {
+    : pp_(pp), vp_(vp), total_(m * vp), warmup_(0) {
   if (schedule == spec::PipelineSchedule::gpipe)
     warmup_ = total_;
   else if (schedule == spec::PipelineSchedule::interleaved)

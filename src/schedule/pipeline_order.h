@@ -31,7 +31,6 @@ class StageOrder {
 
  private:
   [[nodiscard]] PassRef pass(bool forward, std::int64_t k) const;
-  spec::PipelineSchedule schedule_;
   std::int64_t pp_, vp_, total_, warmup_;
 };
 

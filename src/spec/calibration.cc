@@ -187,7 +187,7 @@ std::string patched_profile_text(const std::string& name_or_path, const ProfileP
   set("overlap_slowdown", patch.overlap_slowdown);
   for (const auto& [op, inter, table] : patch.collective_tables)
     j["collectives"]["by_collective"][to_string(op)][inter ? "inter_node" : "intra_node"] = table_json(table);
-  std::string out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string out = spec::json_text(j) + "\n";
   (void)parse_calibration(out, name + " (patched " + path + ")");
   return out;
 }

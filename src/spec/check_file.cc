@@ -99,7 +99,7 @@ CheckFile parse_check_file(const std::string& text, const std::string& file) {
 
 std::string check_file_text(const CheckFile& f) {
   // One line per scenario field and per expectation, so a changed value is a one-line diff.
-  auto dump = [](const nlohmann::json& v) { return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
+  auto dump = [](const nlohmann::json& v) { return json_text(v, -1); };
   std::string out = "{\n  \"schema\": \"dtsim-check/1\",\n  \"scenarios\": [";
   for (std::size_t i = 0; i < f.scenarios.size(); ++i) {
     const Scenario& s = f.scenarios[i];

@@ -52,6 +52,13 @@ void check_batch(const Parallel& p, const Training& t, const FieldNamer& name) {
     throw SpecError(name("gbs"), "expected a multiple of mbs*dp (" + str(t.micro_batch) + "*" + str(p.dp) + " = " +
                                      str(t.micro_batch * p.dp) + "), got " + str(t.global_batch));
   std::int64_t m = micro_batches(p, t);
+  // The op graph holds a forward and a backward task per micro-batch, stage and chunk (about 300
+  // bytes each): 2 million passes take about 650 MB and half a second.
+  if (m > kMaxPasses / (p.pp * p.vp))
+    throw SpecError(name("gbs"), "expected at most " + str(kMaxPasses) +
+                                     " forward passes per step (micro-batches x pp x vp), got " + str(m) + " x " +
+                                     str(p.pp) + " x " + str(p.vp) + "; a step of more micro-batches takes as many "
+                                     "times the time of a smaller one once the pipeline is full");
   if (p.vp > 1 && m % p.pp != 0)
     throw SpecError(name("gbs"), "expected micro-batches per replica (gbs/(mbs*dp) = " + str(m) +
                                      ") to be a multiple of pp (" + str(p.pp) + ") for the interleaved schedule");

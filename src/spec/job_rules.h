@@ -18,8 +18,11 @@ using FieldNamer = std::function<std::string(const std::string& field)>;
 /// Names fields as dtsim's command-line flags ("--tp", "--gbs", ...).
 [[nodiscard]] FieldNamer flag_namer();
 
+/// The most forward passes (micro-batches x pp x vp) a step may have: the op graph's size.
+inline constexpr std::int64_t kMaxPasses = std::int64_t{1} << 21;
+
 /// Throws SpecError for the first rule the job breaks: tp*pp*dp*cp = gpus, heads and kv_heads
-/// divisible by tp, layers vs pp*vp, global batch vs micro-batch*dp, ep vs experts and dp*cp,
+/// divisible by tp, layers vs pp*vp, global batch vs micro-batch*dp (at most kMaxPasses passes), ep vs experts and dp*cp,
 /// sequence vs cp (and tp with SP), fp8 support of the GPU, the per-stage layer split.
 void check_job(const Model& model, const Cluster& cluster, std::int64_t gpus, const Parallel& par,
                const Training& train, const FieldNamer& name = flag_namer());

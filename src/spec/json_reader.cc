@@ -40,7 +40,17 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& file)
     std::string detail = pos == std::string::npos ? what : what.substr(pos + 2);
     throw SpecError(file, "malformed JSON at line " + std::to_string(line) + ", column " +
                               std::to_string(col) + ": " + detail);
+  } catch (const nlohmann::json::out_of_range& e) {
+    // 406: a number beyond a double's range ("1e400"); nlohmann gives no position for it.
+    std::string what = e.what();
+    auto pos = what.find("] ");
+    throw SpecError(file, "expected JSON numbers within a double's range, got " +
+                              (pos == std::string::npos ? what : what.substr(pos + 2)));
   }
+}
+
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string read_text_file(const std::string& path) {

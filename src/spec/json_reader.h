@@ -16,6 +16,9 @@ namespace dtsim::spec {
 
 /// Parses `text` as JSON; throws SpecError("file", "malformed JSON at line L, column C: ...").
 [[nodiscard]] nlohmann::json parse_json_text(const std::string& text, const std::string& file);
+/// `j` as text (`indent` < 0: one line), bytes that are not UTF-8 replaced by U+FFFD: output
+/// never fails on what an input string held.
+[[nodiscard]] std::string json_text(const nlohmann::json& j, int indent = 2);
 /// Reads a whole file; throws SpecError naming the file when it cannot be opened.
 [[nodiscard]] std::string read_text_file(const std::string& path);
 /// Short description of a JSON value for error messages: `"abc"`, `-3`, `an array`, `null`.

@@ -69,7 +69,7 @@ std::string residuals_file_text(const ResidualsFile& f) {
                      {"framework", c.framework}, {"gpus", c.gpus}, {"precision", c.precision},
                      {"error_pct", rounded(c.error_pct)}});
   nlohmann::json j{{"schema", kSchema}, {"source", f.source}, {"count", f.cases.size()}, {"cases", cases}};
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return spec::json_text(j) + "\n";
 }
 
 }  // namespace dtsim::spec

@@ -95,3 +95,21 @@ TEST_CASE("cli: plan, simulate and memory read training flags with one parser", 
   CHECK(sgd.at("configs").at(0).at("peak_bytes_per_gpu").get<double>() <
         adam.at("configs").at(0).at("peak_bytes_per_gpu").get<double>());
 }
+
+TEST_CASE("cli: a step too large for memory is refused before it is built", "[cli]") {
+  // 2^30 sequences over DP 4: 268 million micro-batches, 537 million passes (was std::bad_alloc,
+  // an internal error). 2^21 passes is the most a step may hold.
+  check_bad("simulate --model llama3-8b --cluster dgx-h100 --gpus 8 --pp 2 --gbs 1073741824",
+            Equals("dtsim: --gbs: expected at most 2097152 forward passes per step (micro-batches x pp x vp), got "
+                   "268435456 x 2 x 1; a step of more micro-batches takes as many times the time of a smaller one "
+                   "once the pipeline is full\n"));
+  CHECK(run_dtsim("simulate --model llama3-8b --cluster dgx-h100 --gpus 8 --pp 2 --gbs 4194304").status == 0);
+}
+
+TEST_CASE("cli: a number no double holds is bad input, not a crash", "[cli]") {
+  // Found by the fuzzers: nlohmann reports "1e999" as out_of_range, which no parser caught.
+  TempDir tmp;
+  std::string f = tmp.write("huge.json", R"({"name": 1e999})");
+  check_bad("show gpu '" + f + "'",
+            Equals("dtsim: " + f + ": expected JSON numbers within a double's range, got number overflow parsing '1e999'\n"));
+}
