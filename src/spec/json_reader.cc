@@ -1,6 +1,7 @@
 #include "spec/json_reader.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -119,8 +120,9 @@ std::optional<std::int64_t> ObjectReader::optional_integer(const std::string& ke
   std::string range = max == std::numeric_limits<std::int64_t>::max()
                           ? ">= " + std::to_string(min)
                           : "in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  bool integral = v->is_number_integer() ||
-                  (v->is_number_float() && v->get<double>() == static_cast<double>(static_cast<std::int64_t>(v->get<double>())));
+  // A float counts when it is a whole number an int64 holds (casting 1e70 would be undefined).
+  auto whole = [](double d) { return d >= -9.2e18 && d <= 9.2e18 && d == std::trunc(d); };
+  bool integral = v->is_number_integer() || (v->is_number_float() && whole(v->get<double>()));
   if (!integral) fail(key, "expected an integer " + range + ", got " + describe(*v));
   std::int64_t x = v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(max)
                        ? max + (max < std::numeric_limits<std::int64_t>::max() ? 1 : 0)

@@ -113,3 +113,12 @@ TEST_CASE("cli: a number no double holds is bad input, not a crash", "[cli]") {
   check_bad("show gpu '" + f + "'",
             Equals("dtsim: " + f + ": expected JSON numbers within a double's range, got number overflow parsing '1e999'\n"));
 }
+
+TEST_CASE("cli: a whole number beyond int64 where an integer is expected", "[cli]") {
+  // Found by the fuzzers (UBSan): 4.4e130 was cast to int64 before its range was checked.
+  TempDir tmp;
+  nlohmann::json g = nlohmann::json::parse(read_text(source_path("topologies/gpus/h100-sxm5-80gb.json")));
+  g["sm_count"] = 4.4e130;
+  std::string f = tmp.write("gpu.json", g.dump());
+  check_bad("show gpu '" + f + "'", StartsWith("dtsim: " + f + ":/sm_count: expected an integer in [1, "));
+}
