@@ -16,7 +16,11 @@ namespace dtsim::spec {
 
 std::string data_dir() {
   const char* env = std::getenv("DTSIM_DATA_DIR");
-  return env != nullptr && *env != '\0' ? std::string(env) : std::string(DTSIM_DATA_DIR);
+  if (env != nullptr && *env != '\0') return env;
+  // The source tree it was built from, else where `cmake --install` put the presets.
+  std::error_code ec;
+  if (std::filesystem::is_directory(std::filesystem::path(DTSIM_DATA_DIR) / "models", ec)) return DTSIM_DATA_DIR;
+  return DTSIM_INSTALL_DATA_DIR;
 }
 
 std::string read_spec_text(const std::string& path) { return read_text_file(path); }
