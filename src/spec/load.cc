@@ -1,6 +1,8 @@
 #include "spec/load.h"
 
 #include <algorithm>
+#include <dlfcn.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -17,9 +19,17 @@ namespace dtsim::spec {
 std::string data_dir() {
   const char* env = std::getenv("DTSIM_DATA_DIR");
   if (env != nullptr && *env != '\0') return env;
-  // The source tree it was built from, else where `cmake --install` put the presets.
+  // The source tree it was built from; else an installed tree: share/dtsim beside the bin/ or
+  // lib/ holding this code (the binary or libdtsim.so, wherever the package put it), else the
+  // install prefix it was configured with.
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (std::filesystem::is_directory(std::filesystem::path(DTSIM_DATA_DIR) / "models", ec)) return DTSIM_DATA_DIR;
+  if (fs::is_directory(fs::path(DTSIM_DATA_DIR) / "models", ec)) return DTSIM_DATA_DIR;
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&data_dir), &self) != 0 && self.dli_fname != nullptr) {
+    fs::path near = fs::path(self.dli_fname).parent_path().parent_path() / "share" / "dtsim";
+    if (fs::is_directory(near / "models", ec)) return near.string();
+  }
   return DTSIM_INSTALL_DATA_DIR;
 }
 
