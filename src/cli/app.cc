@@ -14,6 +14,7 @@ void add_commands(CLI::App& app, Action& action, bool with_check) {
   add_bench(app, action);
   add_collective(app, action);
   add_calibrate(app, action);
+  add_merge(app, action);
   if (with_check) add_check(app, action);
 }
 

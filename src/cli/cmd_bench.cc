@@ -100,7 +100,7 @@ PlanSpeed time_plan(unsigned threads) {
   r.train.precision = spec::Dtype::fp16;
   r.train.grad_dtype = spec::Dtype::fp32;
   plan::Plan p = plan::plan(r, plan::Options{.threads = threads});
-  return {p.ranked.size(), p.seconds};
+  return {p.ranked.size(), p.seconds.value_or(0)};
 }
 
 // Issue 16's SimGrid case: Llama 3.1 405B on 2,048 H100s (TP 8, PP 16, VP 4) with the SimGrid

@@ -16,6 +16,7 @@
 #include "network/backend.h"
 #include "plan/planner.h"
 #include "report/plan_report.h"
+#include "report/plan_shard.h"
 #include "report/table.h"
 #include "spec/load.h"
 
@@ -33,7 +34,23 @@ struct PlanArgs {
   unsigned threads = 0;
   std::string refine;  ///< "simgrid": re-rank the top configs under contention
   std::string engine = "longest-path";  ///< with --refine: per-kind factors, or the replay (events)
+  std::string shard;                    ///< "I/N": evaluate one slice, print a dtsim-plan-shard/1 file
+  bool no_timing = false;               ///< reports without wall time (byte-reproducible)
+  std::vector<std::string> raw;         ///< the arguments as given, for a shard file (format flags aside)
 };
+
+// --shard I/N: 0 <= I < N.
+std::pair<std::int64_t, std::int64_t> parse_shard(const std::string& s) {
+  auto slash = s.find('/');
+  auto whole = [](const std::string& t) {
+    return !t.empty() && t.size() <= 6 && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (slash != std::string::npos && whole(s.substr(0, slash)) && whole(s.substr(slash + 1))) {
+    std::int64_t i = std::stoll(s.substr(0, slash)), n = std::stoll(s.substr(slash + 1));
+    if (n >= 1 && i < n) return {i, n};
+  }
+  throw SpecError("--shard", "expected I/N with 0 <= I < N (e.g. 3/16), got \"" + s + "\"");
+}
 
 // --refine simgrid: the top `k` configs again with the SimGrid backend (contention of every group
 // of a kind at once), re-ranked by that step time; what moved is said.
@@ -90,7 +107,7 @@ void parse_fix(const std::string& f, plan::Request& r) {
   }
 }
 
-int run_plan(const PlanArgs& a) {
+int run_plan(const PlanArgs& a, const std::vector<plan::Result>* merged = nullptr) {
   if (a.job.gpus == 0) throw SpecError("--gpus", "expected a GPU count, got none");
   spec::Model model = spec::load_model(a.job.model, "--model");
   spec::Cluster cluster = spec::load_cluster(a.job.cluster, "--cluster");
@@ -117,8 +134,17 @@ int run_plan(const PlanArgs& a) {
       std::cerr << "\rsimulating " << done << "/" << total << (done == total ? "\n" : "") << std::flush;
     };
   }
+  o.timed = !a.no_timing;
+  if (!a.shard.empty()) {
+    if (!a.refine.empty()) throw SpecError("--shard", "expected no --refine with it (refine the merged plan), got --refine");
+    std::tie(o.shard, o.shards) = parse_shard(a.shard);
+    plan::Plan part = plan::plan(r, o);
+    std::cout << report::plan_shard_text({o.shard, o.shards, static_cast<std::int64_t>(part.space.candidates.size()),
+                                          a.raw, part.ranked});
+    return 0;
+  }
   calibrate::Uncertainty u = job_uncertainty(a.job, cluster, stack.name, r.gpus, r.train.precision);
-  plan::Plan p = plan::plan(r, o);
+  plan::Plan p = merged ? plan::merge(r, *merged) : plan::plan(r, o);
   auto fmt = a.job.json ? report::PlanFormat::json : a.csv ? report::PlanFormat::csv : report::PlanFormat::text;
   std::string text = report::plan_report(r, p, o, u, a.top, fmt);
   if (a.refine.empty()) {
@@ -161,8 +187,10 @@ int run_plan(const PlanArgs& a) {
 
 }  // namespace
 
-void add_plan(CLI::App& app, Action& action) {
-  auto a = std::make_shared<PlanArgs>();
+namespace {
+
+// The plan flags on a new `plan` subcommand of `app`, parsed into `a`.
+CLI::App* plan_flags(CLI::App& app, const std::shared_ptr<PlanArgs>& a) {
   CLI::App* p = app.add_subcommand("plan", "Find the fastest layouts that fit, and explain the choice");
   add_job_flags(*p, a->job, false);
   add_residuals_flag(*p, a->job);
@@ -179,13 +207,88 @@ void add_plan(CLI::App& app, Action& action) {
   p->add_option("--engine", a->engine,
                 "With --refine simgrid: longest-path (per-kind contention factors) or events (each config's step "
                 "replayed transfer by transfer on SimGrid)");
-  p->callback([a, &action] {
+  p->add_option("--shard", a->shard,
+                "I/N: evaluate candidates i with i mod N = I only and print a dtsim-plan-shard/1 file for dtsim merge");
+  p->add_flag("--no-timing", a->no_timing, "Leave wall time out of the report (reproducible byte for byte)");
+  return p;
+}
+
+// The arguments given to `p`, as words, without the output format and --shard.
+std::vector<std::string> given_args(const CLI::App& p) {
+  std::vector<std::string> out;
+  for (const CLI::Option* o : p.get_options()) {
+    std::string name = o->get_name();
+    if (o->count() == 0 || name == "--help" || name == "--json" || name == "--csv" || name == "--shard") continue;
+    if (o->get_expected_max() == 0) {
+      out.push_back(name);
+      continue;
+    }
+    for (const std::string& v : o->results()) out.insert(out.end(), {name, v});
+  }
+  return out;
+}
+
+// dtsim merge: every shard of one plan, checked to be exactly that, then the plan report.
+int run_merge(const std::vector<std::string>& files, bool json, bool csv) {
+  std::vector<report::PlanShard> shards;
+  for (const std::string& f : files) {
+    spec::require_path("FILE", f);
+    shards.push_back(report::parse_plan_shard(spec::read_spec_text(f), f));
+  }
+  const report::PlanShard& first = shards.front();
+  std::vector<int> seen(static_cast<std::size_t>(first.shards), 0);
+  std::vector<plan::Result> all;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const report::PlanShard& s = shards[i];
+    if (s.args != first.args || s.shards != first.shards || s.candidates != first.candidates)
+      throw SpecError(files[i], "expected a shard of the same plan as " + files.front() + " (same arguments, " +
+                                    std::to_string(first.shards) + " shards), got another");
+    if (seen[static_cast<std::size_t>(s.shard)]++ > 0)
+      throw SpecError(files[i], "expected each shard once, got shard " + std::to_string(s.shard) + " twice");
+    all.insert(all.end(), s.results.begin(), s.results.end());
+  }
+  for (std::size_t k = 0; k < seen.size(); ++k)
+    if (seen[k] == 0)
+      throw SpecError("FILE", "expected all " + std::to_string(first.shards) + " shards, got none for shard " +
+                                  std::to_string(k) + "/" + std::to_string(first.shards));
+  auto a = std::make_shared<PlanArgs>();
+  CLI::App app{"dtsim"};
+  plan_flags(app, a);
+  std::vector<std::string> args{"plan"};
+  args.insert(args.end(), first.args.begin(), first.args.end());
+  if (json) args.emplace_back("--json");
+  if (csv) args.emplace_back("--csv");
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  app.parse(reversed);
+  return run_plan(*a, &all);
+}
+
+}  // namespace
+
+void add_plan(CLI::App& app, Action& action) {
+  auto a = std::make_shared<PlanArgs>();
+  CLI::App* p = plan_flags(app, a);
+  p->callback([a, p, &action] {
+    a->raw = given_args(*p);
     action = [a] {
       if (a->refine.empty() && a->engine != "longest-path")
         throw SpecError("--engine", "expected --refine simgrid with it (plan ranks with the longest-path pass)");
       return run_plan(*a);
     };
   });
+}
+
+void add_merge(CLI::App& app, Action& action) {
+  struct MergeArgs {
+    std::vector<std::string> files;
+    bool json = false, csv = false;
+  };
+  auto a = std::make_shared<MergeArgs>();
+  CLI::App* m = app.add_subcommand("merge", "Combine the dtsim-plan-shard/1 files of plan --shard I/N into the plan");
+  m->add_option("files", a->files, "Every shard's file, in any order")->required();
+  m->add_flag("--json", a->json, "Print one JSON object");
+  m->add_flag("--csv", a->csv, "Print CSV");
+  m->callback([a, &action] { action = [a] { return run_merge(a->files, a->json, a->csv); }; });
 }
 
 }  // namespace dtsim::cli

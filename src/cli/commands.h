@@ -27,6 +27,8 @@ void add_bench(CLI::App& app, Action& action);
 void add_calibrate(CLI::App& app, Action& action);
 /// Registers `dtsim collective`: predicted time and bus bandwidth of NCCL collectives.
 void add_collective(CLI::App& app, Action& action);
+/// Registers `dtsim merge FILE...`: the shards of `plan --shard I/N` combined into the plan.
+void add_merge(CLI::App& app, Action& action);
 /// Registers `dtsim check FILE`: dtsim-check/1 scenarios run in this process and compared.
 void add_check(CLI::App& app, Action& action);
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <tuple>
 
@@ -22,7 +24,7 @@ Result evaluate_one(const Request& r, const Candidate& c, const Options& o, engi
   schedule::StepSpec s{r.model, r.cluster, c.par, c.train, r.calibration, r.software};
   engine::AnalyticalNetwork net(*r.cluster, c.par, r.calibration->collectives);
   // Steady-state extrapolation (exact, see engine::estimate_step) keeps every evaluation short.
-  Result res{c, engine::estimate_step(s, net, 0, ws), {}, {}, 0};
+  Result res{c, engine::estimate_step(s, net, 0, ws), {}, {}, 0, -1};
   auto mem = cost::estimate_memory(*r.model, *r.cluster, c.par, c.train, r.software.attention);
   res.peak_memory = mem.peak().total();
   res.capacity = mem.capacity;
@@ -38,7 +40,19 @@ Result evaluate_one(const Request& r, const Candidate& c, const Options& o, engi
 
 }  // namespace
 
-std::vector<Result> evaluate(const Request& r, const std::vector<Candidate>& cands, const Options& o) {
+void rank(std::vector<Result>& results) {
+  std::stable_sort(results.begin(), results.end(), [](const Result& a, const Result& b) {
+    if (a.objective != b.objective) return a.objective < b.objective;
+    return order_key(a.config) < order_key(b.config);
+  });
+}
+
+std::vector<Result> evaluate(const Request& r, const std::vector<Candidate>& all, const Options& o) {
+  std::vector<std::int64_t> mine;  // this shard's candidates
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (static_cast<std::int64_t>(i) % o.shards == o.shard) mine.push_back(static_cast<std::int64_t>(i));
+  std::vector<Candidate> cands;
+  for (std::int64_t i : mine) cands.push_back(all[static_cast<std::size_t>(i)]);
   std::vector<Result> out(cands.size());
   std::atomic<std::size_t> next{0}, done{0};
   unsigned threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -48,6 +62,7 @@ std::vector<Result> evaluate(const Request& r, const std::vector<Candidate>& can
     engine::Workspace ws;  // per thread: graph and timeline storage reused across candidates
     for (std::size_t i = next++; i < cands.size(); i = next++) {
       out[i] = evaluate_one(r, cands[i], o, ws);  // each slot written by exactly one thread
+      out[i].candidate = mine[i];
       std::size_t d = ++done;
       if (o.progress && (d % step == 0 || d == cands.size())) o.progress(d, cands.size());
     }
@@ -56,10 +71,7 @@ std::vector<Result> evaluate(const Request& r, const std::vector<Candidate>& can
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
-  std::stable_sort(out.begin(), out.end(), [](const Result& a, const Result& b) {
-    if (a.objective != b.objective) return a.objective < b.objective;
-    return order_key(a.config) < order_key(b.config);
-  });
+  rank(out);
   return out;
 }
 
@@ -68,7 +80,22 @@ Plan plan(const Request& r, const Options& o) {
   Plan p;
   p.space = enumerate(r);
   p.ranked = evaluate(r, p.space.candidates, o);
-  p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (o.timed) p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return p;
+}
+
+Plan merge(const Request& r, std::vector<Result> results) {
+  Plan p;
+  p.space = enumerate(r);
+  std::vector<bool> seen(p.space.candidates.size(), false);
+  for (Result& x : results) {
+    if (x.candidate < 0 || x.candidate >= static_cast<std::int64_t>(seen.size()) || seen[static_cast<std::size_t>(x.candidate)])
+      throw std::invalid_argument("plan::merge: candidate " + std::to_string(x.candidate) + " out of range or repeated");
+    seen[static_cast<std::size_t>(x.candidate)] = true;
+    x.config = p.space.candidates[static_cast<std::size_t>(x.candidate)];
+  }
+  p.ranked = std::move(results);
+  rank(p.ranked);
   return p;
 }
 

@@ -77,9 +77,9 @@ std::string plan_report(const plan::Request& r, const plan::Plan& p, const plan:
   if (f == PlanFormat::csv) return csv(p, top);
   if (f == PlanFormat::json) {
     nlohmann::json j{{"evaluated", p.ranked.size()}, {"considered", p.space.considered}, {"pruned", p.space.pruned},
-                     {"seconds", p.seconds},
                      {"objective", o.objective == plan::Objective::step_time ? "step_time" : "cost_per_token"},
                      {"pace", p.ranked.empty() ? 1.0 : p.ranked.front().step.pace}};
+    if (p.seconds) j["seconds"] = *p.seconds;
     j["configs"] = nlohmann::json::array();
     nlohmann::json interval = uncertainty_json(u);
     for (std::size_t i = 0; i < std::min(top, p.ranked.size()); ++i) {
@@ -95,8 +95,11 @@ std::string plan_report(const plan::Request& r, const plan::Plan& p, const plan:
     out += "every layout: " +
            pace_text(p.ranked.front().step.pace, r.gpus, r.calibration->compute.speed_spread, r.calibration->name) +
            "\n";
-  out += "evaluated " + std::to_string(p.ranked.size()) + " configurations in " + fixed(p.seconds, 3) + " s (" +
-         fixed(static_cast<double>(p.ranked.size()) / std::max(p.seconds, 1e-9), 0) + " per second); pruned:\n";
+  out += "evaluated " + std::to_string(p.ranked.size()) + " configurations";
+  if (p.seconds)
+    out += " in " + fixed(*p.seconds, 3) + " s (" +
+           fixed(static_cast<double>(p.ranked.size()) / std::max(*p.seconds, 1e-9), 0) + " per second)";
+  out += "; pruned:\n";
   for (const auto& [why, n] : p.space.pruned) out += "  " + why + ": " + std::to_string(n) + "\n";
   if (p.ranked.empty()) return out + "no configuration is valid and fits in memory\n";
   Table t({"#", "layout", "step s", "MFU", "peak GiB", o.objective == plan::Objective::step_time ? "" : "$ per Mtok"});
