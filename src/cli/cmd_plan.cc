@@ -15,6 +15,7 @@
 #include "engine/simulate.h"
 #include "network/backend.h"
 #include "plan/planner.h"
+#include "report/html.h"
 #include "report/plan_report.h"
 #include "report/plan_shard.h"
 #include "report/table.h"
@@ -37,6 +38,7 @@ struct PlanArgs {
   std::string shard;                    ///< "I/N": evaluate one slice, print a dtsim-plan-shard/1 file
   bool no_timing = false;               ///< reports without wall time (byte-reproducible)
   std::vector<std::string> raw;         ///< the arguments as given, for a shard file (format flags aside)
+  std::string html, svg;                ///< report files: the page, the Pareto plot alone
 };
 
 // --shard I/N: 0 <= I < N.
@@ -145,6 +147,10 @@ int run_plan(const PlanArgs& a, const std::vector<plan::Result>* merged = nullpt
   }
   calibrate::Uncertainty u = job_uncertainty(a.job, cluster, stack.name, r.gpus, r.train.precision);
   plan::Plan p = merged ? plan::merge(r, *merged) : plan::plan(r, o);
+  if (!a.html.empty()) spec::write_text_file("--html", a.html, report::plan_html(r, p, o, u, a.top));
+  if (!a.svg.empty())
+    spec::write_text_file("--svg", a.svg + "-pareto.svg",
+                          report::pareto_svg(p, model.name + " on " + std::to_string(r.gpus) + " x " + cluster.gpu.name));
   auto fmt = a.job.json ? report::PlanFormat::json : a.csv ? report::PlanFormat::csv : report::PlanFormat::text;
   std::string text = report::plan_report(r, p, o, u, a.top, fmt);
   if (a.refine.empty()) {
@@ -210,6 +216,8 @@ CLI::App* plan_flags(CLI::App& app, const std::shared_ptr<PlanArgs>& a) {
   p->add_option("--shard", a->shard,
                 "I/N: evaluate candidates i with i mod N = I only and print a dtsim-plan-shard/1 file for dtsim merge");
   p->add_flag("--no-timing", a->no_timing, "Leave wall time out of the report (reproducible byte for byte)");
+  p->add_option("--html", a->html, "Write a self-contained HTML report (top configs, Pareto front) to FILE");
+  p->add_option("--svg", a->svg, "Write the Pareto plot alone to PREFIX-pareto.svg");
   return p;
 }
 

@@ -12,6 +12,7 @@
 #include "engine/simulate.h"
 #include "network/backend.h"
 #include "topology/links.h"
+#include "report/html.h"
 #include "report/simulate_report.h"
 #include "spec/load.h"
 
@@ -32,7 +33,7 @@ report::JobView view(const Job& j) {
 
 struct SimulateArgs {
   JobFlags flags;
-  std::string trace;
+  std::string trace, html, svg;
   std::string network = "analytical";
   std::int64_t cotenant = 0;
   std::string engine = "longest-path";
@@ -46,6 +47,8 @@ void add_simulate(CLI::App& app, Action& action) {
   add_job_flags(*sim, args->flags, true);
   add_residuals_flag(*sim, args->flags);
   sim->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto) of the step to FILE");
+  sim->add_option("--html", args->html, "Write a self-contained HTML report (breakdown, pipeline timeline) to FILE");
+  sim->add_option("--svg", args->svg, "Write the plots alone: PREFIX-breakdown.svg and PREFIX-timeline.svg");
   sim->add_option("--network", args->network,
                   "analytical|simgrid: price collectives analytically, or slow each by the contention SimGrid "
                   "finds when every group of its kind runs at once on the cluster's links");
@@ -92,6 +95,12 @@ void add_simulate(CLI::App& app, Action& action) {
       auto mem = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software.attention);
       if (!args->trace.empty()) {
         spec::write_text_file("--trace", args->trace, report::chrome_trace(sim));
+      }
+      if (!args->html.empty()) spec::write_text_file("--html", args->html, report::simulate_html(view(j), sim, mem, u));
+      if (!args->svg.empty()) {
+        std::string title = j.model.name + " on " + std::to_string(j.gpus) + " x " + j.cluster.gpu.name;
+        spec::write_text_file("--svg", args->svg + "-breakdown.svg", report::breakdown_svg(sim.result, title));
+        spec::write_text_file("--svg", args->svg + "-timeline.svg", report::timeline_svg(sim, title));
       }
       std::cout << report::simulate_report(view(j), sim.result, mem, u, args->flags.json);
       return 0;
