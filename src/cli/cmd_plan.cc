@@ -111,7 +111,9 @@ void parse_fix(const std::string& f, plan::Request& r) {
 
 int run_plan(const PlanArgs& a, const std::vector<plan::Result>* merged = nullptr) {
   if (a.job.gpus == 0) throw SpecError("--gpus", "expected a GPU count, got none");
-  spec::Model model = spec::load_model(a.job.model, "--model");
+  spec::Model model = job_model(a.job);
+  if (!a.job.json && a.shard.empty())
+    for (const std::string& n : a.job.import_notes) std::cerr << "dtsim: note: " << n << "\n";
   spec::Cluster cluster = spec::load_cluster(a.job.cluster, "--cluster");
   spec::Calibration cal = resolve_calibration(a.job, cluster);
   spec::Stack stack = resolve_stack(a.job);
@@ -261,13 +263,14 @@ int run_merge(const std::vector<std::string>& files, bool json, bool csv) {
                                   std::to_string(k) + "/" + std::to_string(first.shards));
   auto a = std::make_shared<PlanArgs>();
   CLI::App app{"dtsim"};
-  plan_flags(app, a);
+  CLI::App* p = plan_flags(app, a);
   std::vector<std::string> args{"plan"};
   args.insert(args.end(), first.args.begin(), first.args.end());
   if (json) args.emplace_back("--json");
   if (csv) args.emplace_back("--csv");
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   app.parse(reversed);
+  apply_imports(*p, a->job);
   return run_plan(*a, &all);
 }
 
@@ -277,6 +280,7 @@ void add_plan(CLI::App& app, Action& action) {
   auto a = std::make_shared<PlanArgs>();
   CLI::App* p = plan_flags(app, a);
   p->callback([a, p, &action] {
+    apply_imports(*p, a->job);
     a->raw = given_args(*p);
     action = [a] {
       if (a->refine.empty() && a->engine != "longest-path")

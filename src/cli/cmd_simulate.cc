@@ -60,7 +60,8 @@ void add_simulate(CLI::App& app, Action& action) {
                   "longest-path|events: the one-pass fast path, or the event-driven engine (with --network "
                   "simgrid it replays every transfer, in passes too, as SimGrid flows, so transfers of different "
                   "kinds share links)");
-  sim->callback([args, &action] {
+  sim->callback([args, sim, &action] {
+    apply_imports(*sim, args->flags);
     action = [args] {
       Job j = resolve_job(args->flags);
       calibrate::Uncertainty u = job_uncertainty(args->flags, j.cluster, j.stack.name, j.gpus, j.train.precision);
@@ -112,7 +113,8 @@ void add_memory(CLI::App& app, Action& action) {
   auto args = std::make_shared<JobFlags>();
   CLI::App* mem = app.add_subcommand("memory", "Memory per GPU of a training job, and whether it fits");
   add_job_flags(*mem, *args, true);
-  mem->callback([args, &action] {
+  mem->callback([args, mem, &action] {
+    apply_imports(*mem, *args);
     action = [args] {
       Job j = resolve_job(*args);
       choose_recompute(j);

@@ -6,6 +6,7 @@
 #include "core/errors.h"
 #include "cost/compute.h"
 #include "spec/job_rules.h"
+#include "imports/imports.h"
 #include "spec/load.h"
 
 namespace dtsim::cli {
@@ -55,7 +56,7 @@ void derive_degrees(const JobFlags& f, Job& j) {
 }  // namespace
 
 void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
-  app.add_option("--model", f.model, "Model preset (models/NAME.json), model file or HF config.json")->required();
+  app.add_option("--model", f.model, "Model preset (models/NAME.json), model file or HF config.json");
   app.add_option("--cluster", f.cluster, "Cluster preset (topologies/NAME.json) or file")->required();
   app.add_option("--calibration", f.calibration, "Calibration profile (default: the cluster's)");
   app.add_option("--framework", f.framework,
@@ -82,7 +83,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
         ->check(CLI::Range(1, 1 << 20));
     app.add_option("--stage-layers", f.stage_layers, "Layers per pipeline stage, comma separated")->delimiter(',');
   }
-  app.add_option("--gbs", f.gbs, "Global batch size (sequences)")->required()->check(CLI::Range(1, 1 << 30));
+  app.add_option("--gbs", f.gbs, "Global batch size (sequences)")->check(CLI::Range(1, 1 << 30));
+  app.add_option("--from-megatron", f.from_megatron, "Import a Megatron-LM launch script or args file (flags given win)");
+  app.add_option("--from-nemo", f.from_nemo, "Import a NeMo / Megatron-Bridge recipe YAML (flags given win)");
+  app.add_option("--from-deepspeed", f.from_deepspeed, "Import a DeepSpeed config JSON (flags given win)");
   app.add_option("--seq", f.seq, "Sequence length")->check(CLI::Range(1, 1 << 24));
   app.add_option("--precision", f.precision, "fp16|bf16|fp8|fp4 (fp4: NVFP4, Blackwell)");
   app.add_option("--grad-dtype", f.grad_dtype, "fp32|fp16|bf16 gradient (and reduction) type (default: the stack's)");
@@ -228,9 +232,53 @@ spec::Calibration resolve_calibration(const JobFlags& f, const spec::Cluster& cl
   return c;
 }
 
+void apply_imports(CLI::App& sub, JobFlags& f) {
+  struct Source {
+    const char* flag;
+    const std::string& path;
+    imports::Imported (*read)(const std::string&, const std::string&);
+  };
+  for (const Source& s : {Source{"--from-megatron", f.from_megatron, imports::from_megatron},
+                          Source{"--from-nemo", f.from_nemo, imports::from_nemo},
+                          Source{"--from-deepspeed", f.from_deepspeed, imports::from_deepspeed}}) {
+    if (s.path.empty()) continue;
+    spec::require_path(s.flag, s.path);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(s.path, ec))
+      throw SpecError(s.flag, "expected an existing file, got \"" + s.path + "\" (no such file)");
+    imports::Imported in = s.read(spec::read_spec_text(s.path), s.path);
+    const std::vector<std::string>& w = in.flags;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      bool has_value = i + 1 < w.size() && w[i + 1].rfind("--", 0) != 0;
+      std::string value = has_value ? w[i + 1] : "true";
+      CLI::Option* o = sub.get_option_no_throw(w[i]);
+      if (o == nullptr)
+        f.import_notes.push_back(s.path + ": " + w[i] + (has_value ? " " + value : "") + " not used (not a flag of " +
+                                 sub.get_name() + ")");
+      else if (o->count() == 0) {
+        o->add_result(value);
+        o->run_callback();
+      }
+      if (has_value) ++i;
+    }
+    if (in.model && f.model.empty() && !f.imported_model) f.imported_model = *in.model;
+    for (const std::string& n : in.notes) f.import_notes.push_back(s.path + ": " + n);
+    for (const std::string& n : in.ignored) f.import_notes.push_back(s.path + ": ignored " + n);
+  }
+  if (f.model.empty() && !f.imported_model)
+    throw SpecError("--model", "expected a preset name or a file (or a config whose architecture --from-megatron or "
+                               "--from-nemo reads), got none");
+  if (f.gbs == 0) throw SpecError("--gbs", "expected a global batch size (or an imported config stating it), got none");
+}
+
+spec::Model job_model(const JobFlags& f) {
+  return f.model.empty() && f.imported_model ? *f.imported_model : spec::load_model(f.model, "--model");
+}
+
 Job resolve_job(const JobFlags& f) {
   Job j;
-  j.model = spec::load_model(f.model, "--model");
+  j.model = job_model(f);
+  j.notes = f.import_notes;
   j.cluster = spec::load_cluster(f.cluster, "--cluster");
   j.calibration = resolve_calibration(f, j.cluster);
   j.stack = resolve_stack(f);

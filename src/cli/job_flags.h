@@ -35,7 +35,20 @@ struct JobFlags {
   double speed_spread = -1;  ///< < 0: the profile's
   std::string residuals;     ///< dtsim-residuals/1 file; empty: calibration/residuals.json of the data dir
   bool json = false;
+  std::string from_megatron, from_nemo, from_deepspeed;  ///< framework configs to import (apply_imports)
+  std::optional<spec::Model> imported_model;  ///< an architecture an import defined (no preset matched)
+  std::vector<std::string> import_notes;      ///< what the imports derived and what they ignored
 };
+
+/// --from-megatron / --from-nemo / --from-deepspeed (src/imports): reads each file given and sets
+/// every flag it yields that `sub` was not given on the command line, as if given (the command
+/// line wins); a model the config defines goes to `f.imported_model`, what was derived and what
+/// was ignored to `f.import_notes`. Then requires --model (or an imported model) and --gbs.
+/// Call from a subcommand's callback, after parsing. Throws SpecError.
+void apply_imports(CLI::App& sub, JobFlags& f);
+
+/// The job's model: --model, else the one an import defined.
+[[nodiscard]] spec::Model job_model(const JobFlags& f);
 
 /// A fully resolved job: loaded specs, checked against each other.
 struct Job {

@@ -1,0 +1,81 @@
+#include "imports/draft.h"
+
+#include <limits>
+
+#include "core/text.h"
+
+namespace dtsim::imports {
+namespace {
+
+void add(std::vector<std::string>& out, const char* flag, const std::optional<std::int64_t>& v) {
+  if (v) out.insert(out.end(), {flag, std::to_string(*v)});
+}
+void add(std::vector<std::string>& out, const char* flag, const std::optional<std::string>& v) {
+  if (v) out.insert(out.end(), {flag, *v});
+}
+void add(std::vector<std::string>& out, const char* flag, const std::optional<bool>& v) {
+  if (v) out.insert(out.end(), {flag, *v ? "on" : "off"});
+}
+
+}  // namespace
+
+std::vector<std::string> job_flags(const JobDraft& j) {
+  std::vector<std::string> out;
+  add(out, "--model", j.model);
+  add(out, "--gpus", j.gpus);
+  add(out, "--tp", j.tp);
+  add(out, "--pp", j.pp);
+  add(out, "--dp", j.dp);
+  add(out, "--vp", j.vp);
+  add(out, "--cp", j.cp);
+  add(out, "--ep", j.ep);
+  add(out, "--etp", j.etp);
+  if (j.sp) out.push_back("--sp");
+  add(out, "--mbs", j.mbs);
+  add(out, "--gbs", j.gbs);
+  add(out, "--seq", j.seq);
+  add(out, "--precision", j.precision);
+  add(out, "--recompute", j.recompute);
+  add(out, "--recompute-layers", j.recompute_layers);
+  if (j.zero) out.insert(out.end(), {"--zero", std::to_string(*j.zero)});
+  add(out, "--grad-dtype", j.grad_dtype);
+  add(out, "--optimizer", j.optimizer);
+  add(out, "--attention", j.attention);
+  add(out, "--tp-comm-overlap", j.tp_comm_overlap);
+  add(out, "--overlap-grad-reduce", j.overlap_grad_reduce);
+  add(out, "--overlap-param-gather", j.overlap_param_gather);
+  add(out, "--fp8-recipe", j.fp8_recipe);
+  add(out, "--fp8-param-gather", j.fp8_param_gather);
+  add(out, "--framework", j.framework);
+  return out;
+}
+
+std::optional<std::int64_t> parse_integer(std::string_view s) {
+  bool negative = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s.empty() || s.size() > 19) return std::nullopt;  // 19 digits fit in a uint64
+  std::uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
+  auto x = static_cast<std::int64_t>(v);
+  return negative ? -x : x;
+}
+
+std::string quoted(std::string_view s) {
+  constexpr std::size_t kShown = 80;
+  std::string shown = printable(s.substr(0, kShown));
+  return "\"" + shown + (s.size() > kShown ? "...\"" : "\"");
+}
+
+std::string integer_range(std::int64_t min, std::int64_t max) {
+  if (max == std::numeric_limits<std::int64_t>::max()) return "expected an integer >= " + std::to_string(min);
+  return "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+}
+
+}  // namespace dtsim::imports
