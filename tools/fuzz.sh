@@ -4,7 +4,8 @@
 # a leak, a timeout (10 s per input) or more than 2 GB of memory is a finding: its input is
 # saved under build-asan/fuzz/findings/TARGET/ and the script exits 1.
 # Usage: tools/fuzz.sh SECONDS [TARGET ...]   (targets: model cluster gpu calibration job_flags
-#                                               validation bench nccl_tests check; default all)
+#                                               validation bench nccl_tests check megatron nemo
+#                                               deepspeed; default all)
 # SECONDS 0 configures build-asan and builds the targets without running them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,7 @@ seconds=${1:?usage: tools/fuzz.sh SECONDS [TARGET ...]}
 shift
 case "$seconds" in '' | *[!0-9]*) echo "tools/fuzz.sh: SECONDS: expected a whole number, got \"$seconds\"" >&2; exit 2 ;; esac
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(model cluster gpu calibration job_flags validation bench nccl_tests check)
+[ ${#targets[@]} -eq 0 ] && targets=(model cluster gpu calibration job_flags validation bench nccl_tests check megatron nemo deepspeed)
 
 bash tools/install-deps.sh
 # build-asan is Clang's (the preset); a cache another compiler wrote cannot be reconfigured.
@@ -39,7 +40,10 @@ seeds() {
     bench) ls tests/fuzz/seeds/bench/* ;;
     nccl_tests) ls calibration/nccl/*.txt; ls ../shared/validation/nccl_logs/*.txt 2>/dev/null || true ;;
     check) ls examples/checks.json ;;
-    *) echo "tools/fuzz.sh: TARGET: expected one of model cluster gpu calibration job_flags validation bench nccl_tests check, got \"$1\"" >&2
+    megatron) ls examples/imports/*.sh ;;
+    nemo) ls examples/imports/*.yaml ;;
+    deepspeed) ls examples/imports/*.json ;;
+    *) echo "tools/fuzz.sh: TARGET: expected one of model cluster gpu calibration job_flags validation bench nccl_tests check megatron nemo deepspeed, got \"$1\"" >&2
        return 2 ;;
   esac
 }
