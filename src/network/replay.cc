@@ -73,11 +73,9 @@ bool ring_op(Comm::Op op) {
 }
 
 // The groups of `kind` holding the ranks of pipeline stage `stage` (ranks s*S .. s*S + S - 1).
-std::set<std::vector<std::int64_t>> stage_groups(const spec::Parallel& par, Group kind, std::int64_t stage) {
+std::vector<std::vector<std::int64_t>> stage_groups(const spec::Parallel& par, Group kind, std::int64_t stage) {
   std::int64_t per_stage = par.tp * par.cp * par.dp;
-  std::set<std::vector<std::int64_t>> groups;
-  for (std::int64_t r = stage * per_stage; r < (stage + 1) * per_stage; ++r) groups.insert(topology::group_members(par, kind, r));
-  return groups;
+  return topology::groups_of(par, kind, stage * per_stage, (stage + 1) * per_stage);
 }
 
 class Planner {

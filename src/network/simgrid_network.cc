@@ -46,8 +46,7 @@ double SimgridNetwork::contention(Comm::Op op, Group g) const {
   if (auto it = factors_.find(key); it != factors_.end()) return it->second;
   std::int64_t world = topology::world_size(par_);
   std::int64_t span = world + (cotenant_ > 1 ? cotenant_ + cluster_.gpus_per_node : 0);  // both jobs' ranks
-  std::set<std::vector<std::int64_t>> groups;
-  for (std::int64_t r = 0; r < world; ++r) groups.insert(topology::group_members(par_, g, r));
+  std::vector<std::vector<std::int64_t>> groups = topology::groups_of(par_, g, 0, world);
   double factor = 1.0;
   if (groups.begin()->size() > 1) {
     // Link rates do not change the ratio much; the ring/Simple entries of all-reduce serve every kind.

@@ -222,4 +222,18 @@ GroupShape flat_group_shape(const spec::Cluster& c, std::int64_t ranks, std::int
   return make_shape(c, ranks, Footprint{nodes, ranks_per_node, nodes}, nic_sharing(c, ranks_per_node), c.gpus_per_node);
 }
 
+std::vector<std::vector<std::int64_t>> groups_of(const spec::Parallel& par, GroupKind kind, std::int64_t first,
+                                                std::int64_t last) {
+  std::vector<std::vector<std::int64_t>> out;
+  std::vector<bool> placed(static_cast<std::size_t>(std::max<std::int64_t>(0, last - first)), false);
+  for (std::int64_t r = first; r < last; ++r) {
+    if (placed[static_cast<std::size_t>(r - first)]) continue;
+    std::vector<std::int64_t> members = group_members(par, kind, r);
+    for (std::int64_t m : members)
+      if (m >= first && m < last) placed[static_cast<std::size_t>(m - first)] = true;
+    out.push_back(std::move(members));
+  }
+  return out;
+}
+
 }  // namespace dtsim::topology

@@ -62,6 +62,11 @@ struct GroupShape {
 [[nodiscard]] std::vector<std::int64_t> group_members(const spec::Parallel& par, GroupKind kind,
                                                       std::int64_t rank);
 
+/// The distinct groups of `kind` holding ranks first .. last - 1 (each once, ordered by their
+/// lowest rank), found in O(ranks): a rank already placed in a group is not asked again.
+[[nodiscard]] std::vector<std::vector<std::int64_t>> groups_of(const spec::Parallel& par, GroupKind kind,
+                                                              std::int64_t first, std::int64_t last);
+
 /// Shape of the groups of `kind` on cluster `c`, the worst group when they differ. For pp it is
 /// the neighbour pair: 2 ranks (1 when pp = 1), crossing nodes iff tp*cp*dp >= gpus_per_node.
 /// Throws std::invalid_argument when ep does not divide dp*cp.
