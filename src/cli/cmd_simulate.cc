@@ -4,6 +4,8 @@
 #include <memory>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
 #include "cli/job_flags.h"
 #include "core/errors.h"
@@ -13,7 +15,9 @@
 #include "network/backend.h"
 #include "topology/links.h"
 #include "report/html.h"
+#include "report/kernels.h"
 #include "report/simulate_report.h"
+#include "spec/json_reader.h"
 #include "spec/load.h"
 
 namespace dtsim::cli {
@@ -37,6 +41,7 @@ struct SimulateArgs {
   std::string network = "analytical";
   std::int64_t cotenant = 0;
   std::string engine = "longest-path";
+  bool kernels = false;
 };
 
 }  // namespace
@@ -60,6 +65,9 @@ void add_simulate(CLI::App& app, Action& action) {
                   "longest-path|events: the one-pass fast path, or the event-driven engine (with --network "
                   "simgrid it replays every transfer, in passes too, as SimGrid flows, so transfers of different "
                   "kinds share links)");
+  sim->add_flag("--kernels", args->kernels,
+                "Also list one layer's kernels on one rank: shape, work, traffic, priced time and what bounds it "
+                "(with --json: a \"kernels\" member)");
   sim->callback([args, sim, &action] {
     apply_imports(*sim, args->flags);
     action = [args] {
@@ -103,7 +111,15 @@ void add_simulate(CLI::App& app, Action& action) {
         spec::write_text_file("--svg", args->svg + "-breakdown.svg", report::breakdown_svg(sim.result, title));
         spec::write_text_file("--svg", args->svg + "-timeline.svg", report::timeline_svg(sim, title));
       }
-      std::cout << report::simulate_report(view(j), sim.result, mem, u, args->flags.json);
+      std::string out = report::simulate_report(view(j), sim.result, mem, u, args->flags.json);
+      if (args->kernels && args->flags.json) {
+        nlohmann::json o = nlohmann::json::parse(out);
+        o["kernels"] = report::kernels_json(schedule::layer_kernels(s));
+        out = spec::json_text(o) + "\n";
+      } else if (args->kernels) {
+        out += "\n" + report::kernels_table(schedule::layer_kernels(s));
+      }
+      std::cout << out;
       return 0;
     };
   });

@@ -228,22 +228,26 @@ double slowest_gpu_pace(double spread, std::int64_t gpus) {
   return 1 + spread * last_z;
 }
 
-Seconds op_time(const Op& op, const ComputeContext& ctx) {
+OpTiming op_timing(const Op& op, const ComputeContext& ctx) {
   const spec::ComputeCalibration& cal = *ctx.cal;
-  Seconds compute{0};
+  OpTiming t;
   if (op.kind == OpKind::gemm) {
-    double eff = gemm_efficiency(cal, ctx.precision, op.m, op.n, op.k, op.epilogue);
+    t.efficiency = gemm_efficiency(cal, ctx.precision, op.m, op.n, op.k, op.epilogue);
     FlopsPerSecond peak = ctx.gpu->peak(ctx.precision);
     if (peak.value() <= 0) peak = ctx.gpu->peak(Dtype::bf16);
-    compute = op.flops / (peak * eff * op.sm_share);
+    t.compute = op.flops / (peak * t.efficiency * op.sm_share);
   } else if (op.kind == OpKind::attention) {
-    double eff = op.backward ? cal.flash_bwd_efficiency : cal.flash_fwd_efficiency;
+    t.efficiency = op.backward ? cal.flash_bwd_efficiency : cal.flash_fwd_efficiency;
     // Attention runs in 16 bits even in fp8 recipes (Transformer Engine keeps DPA in bf16).
-    compute = op.flops / (ctx.gpu->peak(Dtype::bf16) * eff);
+    t.compute = op.flops / (ctx.gpu->peak(Dtype::bf16) * t.efficiency);
   }
-  Seconds memory_time = op.bytes / (ctx.gpu->hbm_bandwidth * cal.memory_efficiency);
-  return (std::max(compute, memory_time) + cal.kernel_overhead * op.kernels) * ctx.pace;
+  t.memory = op.bytes / (ctx.gpu->hbm_bandwidth * cal.memory_efficiency);
+  t.overhead = cal.kernel_overhead * op.kernels;
+  t.total = (std::max(t.compute, t.memory) + t.overhead) * ctx.pace;
+  return t;
 }
+
+Seconds op_time(const Op& op, const ComputeContext& ctx) { return op_timing(op, ctx).total; }
 
 Seconds ops_time(const std::vector<Op>& ops, const ComputeContext& ctx) {
   Seconds total{0};

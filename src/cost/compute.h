@@ -107,7 +107,15 @@ struct ComputeContext {
 [[nodiscard]] double gemm_efficiency(const spec::ComputeCalibration& cal, spec::Dtype d, double m, double n, double k,
                                      double epilogue = 1.0);
 
-/// Roofline time of one op (see file comment).
+/// The roofline terms of one op: its math at the priced efficiency, its HBM traffic, the fixed
+/// cost of its kernels; `total` = (max(compute, memory) + overhead) x pace (see file comment).
+struct OpTiming {
+  Seconds compute{0}, memory{0}, overhead{0}, total{0};
+  double efficiency = 0;  ///< GEMM / attention: the fraction of the peak its math runs at
+  [[nodiscard]] bool memory_bound() const { return memory > compute; }
+};
+[[nodiscard]] OpTiming op_timing(const Op& op, const ComputeContext& ctx);
+/// Roofline time of one op: op_timing(op, ctx).total.
 [[nodiscard]] Seconds op_time(const Op& op, const ComputeContext& ctx);
 /// Sum of op_time over `ops`.
 [[nodiscard]] Seconds ops_time(const std::vector<Op>& ops, const ComputeContext& ctx);

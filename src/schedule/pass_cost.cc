@@ -248,14 +248,16 @@ void accumulate(PassCost& a, const PassCost& b, double k) {
   for (const Segment& seg : b.segments) add(a, seg.category, to_seconds(seg.duration) * k);
 }
 
-LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
-  cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train.micro_batch, s.train.seq_len);
+LayerKernels layer_kernels(const StepSpec& s) {
+  LayerKernels k;
+  k.shape = cost::layer_shape(*s.model, s.par, s.train.micro_batch, s.train.seq_len);
+  cost::LayerShape& sh = k.shape;
   // The experts' work and traffic are those of the busiest expert-parallel rank, or of the
   // capacity every expert is padded to in token-drop runs.
   sh.expert_tokens *= s.train.moe_capacity_factor > 0
                           ? s.train.moe_capacity_factor
                           : cost::moe_busiest_rank(s.par.ep, sh.expert_tokens, s.train.moe_imbalance);
-  cost::ComputeContext ctx = compute_context(s);
+  k.ctx = compute_context(s);
   auto attn = s.software.attention;
   cost::TpOverlapShape overlap = cost::tp_overlap_shape(s.par.tp, s.software.tp_comm_overlap, s.cluster->gpu.sm_count);
   cost::Fusions fusions{.activation = s.software.bias_activation_fusion,
@@ -264,8 +266,22 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
                         .rms_norm = s.software.rmsnorm_fusion,
                         .fp8_recipe = s.software.fp8_recipe,
                         .fp8_transpose = cost::fp8_needs_transpose(s.cluster->gpu)};
-  std::vector<Op> fwd = cost::layer_forward(sh, attn, s.train.precision, overlap, fusions);
-  std::vector<Op> bwd = cost::layer_backward(sh, attn, s.train.precision, overlap, fused_accumulation(s), fusions);
+  k.forward = cost::layer_forward(sh, attn, s.train.precision, overlap, fusions);
+  k.backward = cost::layer_backward(sh, attn, s.train.precision, overlap, fused_accumulation(s), fusions);
+  if (s.train.recompute == spec::Recompute::full)
+    k.recompute = k.forward;
+  else if (s.train.recompute == spec::Recompute::selective)
+    k.recompute = cost::selective_recompute(sh, attn);
+  return k;
+}
+
+LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
+  LayerKernels k = layer_kernels(s);
+  const cost::LayerShape& sh = k.shape;
+  const cost::ComputeContext& ctx = k.ctx;
+  const std::vector<Op>& fwd = k.forward;
+  const std::vector<Op>& bwd = k.backward;
+  auto attn = s.software.attention;
   LayerCost lc;
   Seconds fwd_t = cost::ops_time(fwd, ctx), bwd_t = cost::ops_time(bwd, ctx);
   add(lc.forward, Category::compute, fwd_t);
@@ -281,9 +297,8 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
     for (Segment& seg : lc.backward.segments) seg.category = Category::recompute;
     lc.recompute_flops = lc.forward_flops;
   } else if (s.train.recompute == spec::Recompute::selective) {
-    std::vector<Op> re = cost::selective_recompute(sh, attn);
-    add(lc.backward, Category::recompute, cost::ops_time(re, ctx));
-    lc.recompute_flops = total_flops(re);
+    add(lc.backward, Category::recompute, cost::ops_time(k.recompute, ctx));
+    lc.recompute_flops = total_flops(k.recompute);
   }
   add(lc.backward, Category::compute, bwd_t);
   add_tp(lc.backward, s, net, sh, gemm_time(bwd, ctx), named_time(bwd, {"attn.qkv.wgrad", "mlp.fc1.wgrad"}, ctx),

@@ -43,6 +43,15 @@ struct LayerCost {
   PassCost offload_forward, offload_backward;
 };
 
+/// The kernels of one layer's passes on one rank, and how they are priced.
+struct LayerKernels {
+  cost::LayerShape shape;  ///< the rank's shapes (MoE experts: the busiest rank's tokens)
+  cost::ComputeContext ctx;
+  std::vector<cost::Op> forward, backward;
+  std::vector<cost::Op> recompute;  ///< re-run inside backward (full: the forward; selective: attention)
+};
+[[nodiscard]] LayerKernels layer_kernels(const StepSpec& s);
+
 /// Prices one layer for `s` (see pass_cost.cc for each term's source).
 [[nodiscard]] LayerCost layer_cost(const StepSpec& s, const CommPricer& net);
 

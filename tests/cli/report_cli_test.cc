@@ -2,6 +2,7 @@
 // tests/report/html_test.cc); here: the files exist, are what they say, and bad paths exit 2.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include "cli_helpers.h"
@@ -10,6 +11,7 @@
 using namespace dtsim::test;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using Catch::Matchers::WithinRel;
 
 TEST_CASE("cli simulate --html and --svg: the page and the plots", "[cli]") {
   TempDir tmp;
@@ -34,4 +36,45 @@ TEST_CASE("cli plan --html and --svg: the top configurations and the Pareto fron
   REQUIRE(r.status == 0);
   CHECK_THAT(read_text(html), StartsWith("<!DOCTYPE html>") && Contains("Pareto"));
   CHECK_THAT(read_text(prefix + "-pareto.svg"), StartsWith("<svg") && Contains("#1 tp "));
+}
+
+TEST_CASE("cli simulate --kernels: one layer's kernels, their roofline terms and what bounds them", "[cli]") {
+  std::string job = "simulate --model llama3-8b --cluster dgx-h100 --gpus 8 --tp 2 --gbs 32 --recompute selective";
+  nlohmann::json j = run_json(job + " --kernels --json");
+  REQUIRE(j.contains("kernels"));
+  REQUIRE(j.contains("step_time_s"));  // the simulate report is still all there
+  const nlohmann::json& k = j["kernels"];
+  double pace = k["pace"].get<double>();
+  CHECK(pace >= 1.0);
+  REQUIRE(!k["forward"].empty());
+  REQUIRE(!k["backward"].empty());
+  REQUIRE(!k["recompute"].empty());  // selective: the attention core again
+  bool fc1 = false;
+  for (const char* pass : {"forward", "recompute", "backward"}) {
+    for (const nlohmann::json& op : k[pass]) {
+      INFO(pass << " " << op.dump());
+      double body = std::max(op["compute_s"].get<double>(), op["memory_s"].get<double>());
+      CHECK_THAT(op["time_s"].get<double>(), WithinRel((body + op["overhead_s"].get<double>()) * pace, 1e-12));
+      if (op["kind"] == "gemm") {
+        // 2 m n k per GEMM of the batch, at an efficiency inside (0, 1].
+        double flops = 2 * op["m"].get<double>() * op["n"].get<double>() * op["k"].get<double>() * op["batch"].get<double>();
+        CHECK_THAT(op["flops"].get<double>(), WithinRel(flops, 1e-9));
+        CHECK(op["efficiency"].get<double>() > 0);
+        CHECK(op["efficiency"].get<double>() <= 1);
+      }
+      std::string bound = op["bound"];
+      CHECK((bound == "math" || bound == "memory" || bound == "launch"));
+      if (op["name"] == "mlp.fc1") fc1 = true;
+    }
+  }
+  CHECK(fc1);
+  // A 14336-wide FC1 on 4096 tokens is math-bound, a norm is memory-bound.
+  for (const nlohmann::json& op : k["forward"]) {
+    if (op["name"] == "mlp.fc1") CHECK(op["bound"] == "math");
+    if (op["name"] == "norm1") CHECK(op["bound"] == "memory");
+  }
+  auto r = run_dtsim(job + " --kernels");
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Contains("step time") && Contains("kernels of one layer on one rank") && Contains("forward: ") &&
+                        Contains("backward: ") && Contains("mlp.fc1.wgrad"));
 }
