@@ -23,7 +23,7 @@ class AnalyticalNetwork final : public NetworkBackend {
  private:
   const spec::Cluster& cluster_;
   const spec::CollectiveCalibration& cal_;
-  std::array<topology::GroupShape, 8> shapes_{};  ///< by GroupKind
+  std::array<topology::GroupShape, topology::kGroupKinds> shapes_{};  ///< by GroupKind
   /// A step prices a handful of distinct collectives many times: a flat list beats a map.
   struct Cached {
     schedule::Comm comm;

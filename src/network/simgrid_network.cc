@@ -19,7 +19,7 @@ bool ring_op(Comm::Op op) {
 // Groups whose collectives SimGrid re-prices: not the pipeline pairs (pipeline_contention) nor
 // the model-wide grad-norm sync (one value, latency-bound).
 bool collective_group(Group g) {
-  return g == Group::tp || g == Group::cp || g == Group::dp || g == Group::dp_cp || g == Group::ep;
+  return g == Group::tp || g == Group::cp || g == Group::dp || g == Group::dp_cp || g == Group::ep || g == Group::edp;
 }
 
 }  // namespace

@@ -44,7 +44,15 @@ class Builder {
   bool holds_mtp(std::int64_t stage, std::int64_t chunk) const {
     return s_.model->mtp_layers > 0 && stage == p_ - 1 && chunk == v_ - 1;
   }
-  double chunk_params(std::int64_t stage, std::int64_t chunk) const;
+  /// What one rank of `stage` holds of `chunk`: dense parameters (reduced and sharded over
+  /// dp x cp) and expert weights (over the expert-data-parallel group, Group::edp).
+  cost::LocalLayerParams chunk_params(std::int64_t stage, std::int64_t chunk) const;
+  /// A data-parallel collective of `params` x `bytes_per_param`: the dense part over dp x cp,
+  /// the expert part over edp (Megatron-Core DDP keeps expert parameters in their own buffers and
+  /// reduces them over the expert-data-parallel group, distributed_data_parallel.py); the task
+  /// that finishes last is appended to `done` when given, the last one returned.
+  TaskId dp_comm(StreamId stream, Comm::Op op, const cost::LocalLayerParams& params, double bytes_per_param,
+                 std::span<const TaskId> deps, Label label, std::vector<TaskId>* done = nullptr);
   /// Bytes per parameter of the ZeRO parameter all-gather: 16-bit, or fp8 (--fp8-param-gather).
   double param_gather_bytes() const {
     return s_.train.fp8_params && s_.train.precision == spec::Dtype::fp8 ? 1.0 : 2.0;
@@ -194,20 +202,29 @@ std::array<std::int64_t, 8> Builder::layer_kinds(std::int64_t stage, std::int64_
   return n;
 }
 
-double Builder::chunk_params(std::int64_t stage, std::int64_t chunk) const {
+cost::LocalLayerParams Builder::chunk_params(std::int64_t stage, std::int64_t chunk) const {
   std::array<std::int64_t, 8> k = layer_kinds(stage, chunk);
   std::int64_t d = k[1] + k[3] + k[5] + k[7], n = layers(stage, chunk);
-  double p = cost::local_layer_params(*s_.model, s_.par).total() * static_cast<double>(n - d);
-  if (d > 0) p += cost::local_layer_params(dense_model_, s_.par).total() * static_cast<double>(d);
-  if (holds_mtp(stage, chunk))  // each MTP module: one more layer and its 2h x h projection
-    p += (cost::local_layer_params(*s_.model, s_.par).total() + 2.0 * static_cast<double>(s_.model->hidden) *
-                                                                     static_cast<double>(s_.model->hidden) /
-                                                                     static_cast<double>(s_.par.tp)) *
-         static_cast<double>(s_.model->mtp_layers);
+  cost::LocalLayerParams layer = cost::local_layer_params(*s_.model, s_.par);
+  double moe_layers = static_cast<double>(n - d) + (holds_mtp(stage, chunk) ? static_cast<double>(s_.model->mtp_layers) : 0.0);
+  cost::LocalLayerParams p{.dense = layer.dense * moe_layers, .expert = layer.expert * moe_layers};
+  if (d > 0) p.dense += cost::local_layer_params(dense_model_, s_.par).total() * static_cast<double>(d);
+  if (holds_mtp(stage, chunk))  // each MTP module's 2h x h projection
+    p.dense += 2.0 * static_cast<double>(s_.model->hidden) * static_cast<double>(s_.model->hidden) /
+               static_cast<double>(s_.par.tp) * static_cast<double>(s_.model->mtp_layers);
   // Embedding and LM head weights belong to the chunk that runs them.
   bool holds_extras = stage == 0 ? chunk == 0 : (stage == p_ - 1 && chunk == v_ - 1);
-  if (holds_extras) p += cost::non_layer_params(*s_.model, s_.par, stage);
+  if (holds_extras) p.dense += cost::non_layer_params(*s_.model, s_.par, stage);
   return p;
+}
+
+TaskId Builder::dp_comm(StreamId stream, Comm::Op op, const cost::LocalLayerParams& params, double bytes_per_param,
+                        std::span<const TaskId> deps, Label label, std::vector<TaskId>* done) {
+  TaskId last = comm(stream, op, Group::dp_cp, bytes(params.dense * bytes_per_param), Category::dp_comm_exposed, deps, label);
+  if (params.expert > 0 && s_.par.expert_dp() > 1)
+    last = comm(stream, op, Group::edp, bytes(params.expert * bytes_per_param), Category::dp_comm_exposed, deps, label);
+  if (done) done->push_back(last);
+  return last;
 }
 
 PassCost Builder::pass_cost(std::int64_t stage, std::int64_t chunk, bool forward) const {
@@ -260,12 +277,14 @@ TaskId Builder::add_forward(std::int64_t stage, const PassRef& pass, std::span<c
 void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, CostId cost, std::span<const TaskId> deps,
                               TaskId& last) {
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
-  double params = chunk_params(stage, chunk);
+  cost::LocalLayerParams params = chunk_params(stage, chunk);
   bool overlap = s_.software.overlap_grad_reduce;
-  std::int64_t buckets =
-      (overlap && chunk == 0) ? std::max<std::int64_t>(1, static_cast<std::int64_t>(params / bucket_params(s_.par))) : 1;
+  std::int64_t buckets = (overlap && chunk == 0)
+                             ? std::max<std::int64_t>(1, static_cast<std::int64_t>(params.total() / bucket_params(s_.par)))
+                             : 1;
   Comm::Op op = zero_sharded_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce;
-  Bytes size = bytes(params / static_cast<double>(buckets) * spec::dtype_bytes(s_.train.grad_dtype));
+  double per_bucket = 1.0 / static_cast<double>(buckets);
+  cost::LocalLayerParams bucket{.dense = params.dense * per_bucket, .expert = params.expert * per_bucket};
   // The last backward is split into one piece per bucket; a bucket reduces once its piece is done.
   CostId first_id = cost, rest_id = cost;
   if (buckets > 1) {
@@ -284,8 +303,8 @@ void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, CostId cos
     last = out_.graph.add_task(piece, deps);
     deps = {};
     if (overlap)
-      grad_done_[static_cast<std::size_t>(stage)].push_back(comm(ss.dp, op, Group::dp_cp, size, Category::dp_comm_exposed,
-                                                                 {last}, {Label::Kind::grad_bucket, c, -1, static_cast<std::int32_t>(k)}));
+      dp_comm(ss.dp, op, bucket, spec::dtype_bytes(s_.train.grad_dtype), std::span<const TaskId>(&last, 1),
+              {Label::Kind::grad_bucket, c, -1, static_cast<std::int32_t>(k)}, &grad_done_[static_cast<std::size_t>(stage)]);
   }
 }
 
@@ -346,8 +365,8 @@ void Builder::add_param_gathers() {
   for (std::int64_t i = 0; i < p_; ++i)
     for (std::int64_t c = 0; c < v_; ++c)
       param_gather_[static_cast<std::size_t>(i * v_ + c)] =
-          comm(st_[static_cast<std::size_t>(i)].dp, Comm::Op::all_gather, Group::dp_cp, bytes(chunk_params(i, c) * param_gather_bytes()),
-               Category::dp_comm_exposed, {}, {Label::Kind::param_gather, static_cast<std::int32_t>(c)});
+          dp_comm(st_[static_cast<std::size_t>(i)].dp, Comm::Op::all_gather, chunk_params(i, c), param_gather_bytes(), {},
+                  {Label::Kind::param_gather, static_cast<std::int32_t>(c)});
 }
 
 void Builder::finish_step() {
@@ -360,9 +379,9 @@ void Builder::finish_step() {
     TaskId last_b = out_.graph.last_task_on(ss.compute);
     if (!s_.software.overlap_grad_reduce && dp > 1) {
       for (std::int64_t c = 0; c < v_; ++c)
-        done.push_back(comm(ss.dp, zero_sharded_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce, Group::dp_cp,
-                            bytes(chunk_params(i, c) * spec::dtype_bytes(s_.train.grad_dtype)),
-                            Category::dp_comm_exposed, {last_b}, {Label::Kind::grad_reduce, static_cast<std::int32_t>(c)}));
+        dp_comm(ss.dp, zero_sharded_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce, chunk_params(i, c),
+                spec::dtype_bytes(s_.train.grad_dtype), std::span<const TaskId>(&last_b, 1),
+                {Label::Kind::grad_reduce, static_cast<std::int32_t>(c)}, &done);
     }
     if (tied_copy && (i == 0 || i == p_ - 1)) {
       // The first and last stages sum their copies of the tied embedding's gradient.
@@ -382,9 +401,16 @@ void Builder::finish_step() {
     const Streams& ss = st_[static_cast<std::size_t>(i)];
     // Gradient-norm clipping all-reduces one value over the model-parallel ranks: a global sync.
     comm(ss.compute, Comm::Op::all_reduce, Group::model, bytes(8), Category::other, {ready}, {Label::Kind::grad_norm});
-    double params = 0;
-    for (std::int64_t c = 0; c < v_; ++c) params += chunk_params(i, c);
-    double owned = params / (s_.par.zero_stage >= 1 ? dp : 1.0);
+    cost::LocalLayerParams params;
+    for (std::int64_t c = 0; c < v_; ++c) {
+      cost::LocalLayerParams p = chunk_params(i, c);
+      params.dense += p.dense;
+      params.expert += p.expert;
+    }
+    // The distributed optimizer owns 1/dp of the dense parameters and 1/edp of the experts.
+    double owned = s_.par.zero_stage >= 1
+                       ? params.dense / dp + params.expert / static_cast<double>(s_.par.expert_dp())
+                       : params.total();
     cost::ComputeContext ctx = compute_context(s_);
     Seconds opt_time = cost::op_time(cost::optimizer_op(owned, s_.train.optimizer), ctx);
     Task opt{.stream = ss.compute, .kind = TaskKind::compute,
@@ -392,8 +418,9 @@ void Builder::finish_step() {
     TaskId o = out_.graph.add_task(opt);
     Task end{.stream = ss.compute, .kind = TaskKind::marker, .label = {Label::Kind::step_end}};
     if (zero_sharded_ && s_.par.zero_stage < 3 && !s_.software.overlap_param_gather && dp > 1)
-      out_.end.push_back(out_.graph.add_task(end, {comm(ss.dp, Comm::Op::all_gather, Group::dp_cp, bytes(params * param_gather_bytes()),
-                                                        Category::dp_comm_exposed, {o}, {Label::Kind::param_gather})}));
+      out_.end.push_back(out_.graph.add_task(
+          end, {dp_comm(ss.dp, Comm::Op::all_gather, params, param_gather_bytes(), std::span<const TaskId>(&o, 1),
+                        {Label::Kind::param_gather})}));
     else
       out_.end.push_back(out_.graph.add_task(end));
   }

@@ -26,6 +26,7 @@ Layout layout(const spec::Parallel& p, GroupKind k) {
     case GroupKind::ep: return {p.expert_tp(), p.ep};  // folded: etp fastest, then ep
     case GroupKind::pp: return {p.tp * p.cp * p.dp, p.pp};
     case GroupKind::pp_ends: return {p.tp * p.cp * p.dp * std::max<std::int64_t>(1, p.pp - 1), p.pp > 1 ? 2 : 1};
+    case GroupKind::edp: return {p.expert_tp() * p.ep, p.expert_dp()};  // above etp and ep in the fold
     case GroupKind::model: break;  // tp x pp: not one progression (group_members, group_shape)
   }
   throw std::logic_error("topology::layout: unknown GroupKind");
@@ -126,6 +127,7 @@ const char* to_string(GroupKind k) {
     case GroupKind::pp: return "pp";
     case GroupKind::pp_ends: return "pp_ends";
     case GroupKind::model: return "model";
+    case GroupKind::edp: return "edp";
   }
   return "?";
 }
@@ -150,7 +152,7 @@ std::int64_t ep_index(const spec::Parallel& p, std::int64_t rank) {
 
 std::vector<std::int64_t> group_members(const spec::Parallel& p, GroupKind kind, std::int64_t rank) {
   check_rank(p, rank);
-  if (kind == GroupKind::ep) check_ep(p);
+  if (kind == GroupKind::ep || kind == GroupKind::edp) check_ep(p);
   if (kind == GroupKind::model) {  // this rank's cp and dp coordinates, every tp rank of every stage
     RankCoord c = rank_coord(p, rank);
     std::vector<std::int64_t> members;
@@ -188,7 +190,7 @@ GroupShape group_shape(const spec::Cluster& c, const spec::Parallel& p, GroupKin
     s.nic_sharing = s.nodes > 1 ? 1 : 0;
     return s;
   }
-  if (kind == GroupKind::ep) check_ep(p);
+  if (kind == GroupKind::ep || kind == GroupKind::edp) check_ep(p);
   Layout l = layout(p, kind);
   if (l.size <= 1) return GroupShape{};
   // Every GPU of a host is in some group of this kind, and all of them talk at once.

@@ -2,6 +2,7 @@
 // Rank placement in Megatron-LM order and the shape of each kind of parallel group on the
 // cluster: how many ranks, how many per node, how many nodes, how high in the fat tree, and how
 // many concurrently talking GPUs share one NIC.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -14,8 +15,13 @@ namespace dtsim::topology {
 /// graph's schedule::Group is this type). dp_cp is the combined data x context group that gradient
 /// reduction and ZeRO sharding use; pp is the point-to-point neighbour pair; pp_ends the first and
 /// last stage (the tied embedding's gradient); model the model-parallel ranks tp x pp (the
-/// gradient-norm sync).
-enum class GroupKind { tp, cp, dp, dp_cp, ep, pp, pp_ends, model };
+/// gradient-norm sync); edp the expert-data-parallel ranks that hold the same experts and reduce
+/// their gradients (Megatron-Core parallel_state expert_data_parallel_group: within a pipeline
+/// stage the tp*cp*dp ranks fold as etp fastest, then ep, then edp, so an edp group strides
+/// etp*ep ranks; without experts it is dp_cp).
+enum class GroupKind { tp, cp, dp, dp_cp, ep, pp, pp_ends, model, edp };
+/// How many GroupKinds there are (arrays indexed by kind).
+inline constexpr std::size_t kGroupKinds = 9;
 
 /// Position of one rank along each parallel dimension (ep is derived from cp and dp).
 struct RankCoord {

@@ -4,6 +4,8 @@
 
 #include "engine/analytical.h"
 #include "engine/simulate.h"
+#include "cost/memory.h"
+#include <tuple>
 #include "spec/calibration.h"
 #include "spec/load.h"
 #include "spec/stack.h"
@@ -156,4 +158,43 @@ TEST_CASE("schedule::build_step: an MoE model's leading dense layers and MTP mod
   CHECK(dense.forward.total() != moe.forward.total());
   CHECK(without.step.layer.size() == 1);
   CHECK(with.result.step_time.value() != without.result.step_time.value());
+}
+
+TEST_CASE("schedule::build_step: expert gradients reduce over the expert-data-parallel group", "[schedule]") {
+  // Qwen3-30B-A3B on 64 H100s, DP 64: with EP 8 each expert lives on 8 ranks one node apart, so
+  // its gradients cross one NIC per rank (edp ring) instead of riding the dp ring's 8 NICs per
+  // node; with EP 64 no rank shares an expert and only the dense gradients are reduced.
+  spec::Model m = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/qwen3-30b-a3b.json");
+  spec::Cluster cluster = spec::load_cluster(std::string(DTSIM_SOURCE_DIR) + "/topologies/dgx-h100.json");
+  spec::Calibration cal = spec::load_calibration(std::string(DTSIM_SOURCE_DIR) + "/calibration/dgx-h100.json");
+  spec::Software sw = spec::load_stack("nemo-megatron-bridge").software;
+  sw.overlap_grad_reduce = false;  // every reduction exposed after the last backward
+  sw.overlap_param_gather = false;
+  auto run = [&](std::int64_t ep) {
+    schedule::StepSpec s{&m, &cluster, spec::Parallel{.tp = 1, .pp = 1, .dp = 64, .ep = ep, .etp = 1, .zero_stage = 1},
+                         spec::Training{.micro_batch = 1, .global_batch = 64, .seq_len = 4096}, &cal, sw};
+    engine::AnalyticalNetwork net(cluster, s.par, cal.collectives);
+    auto sim = engine::simulate_step(s, net);
+    // What the graph's dp-stream collectives move, by group.
+    double edp_bytes = 0, dp_bytes = 0;
+    for (const schedule::Task& t : sim.step.graph.tasks()) {
+      if (t.kind != schedule::TaskKind::comm) continue;
+      const schedule::Comm& c = sim.step.graph.comm(t.comm);
+      if (c.group == schedule::Group::edp) edp_bytes += c.size.value();
+      if (c.group == schedule::Group::dp_cp) dp_bytes += c.size.value();
+    }
+    return std::tuple{sim.result.breakdown[static_cast<std::size_t>(schedule::Category::dp_comm_exposed)].value(),
+                      edp_bytes, dp_bytes};
+  };
+  auto [ep8, ep8_edp, ep8_dp] = run(8);
+  auto [ep64, ep64_edp, ep64_dp] = run(64);
+  cost::LocalLayerParams lp = cost::local_layer_params(m, spec::Parallel{.tp = 1, .dp = 64, .ep = 8, .etp = 1});
+  // A reduce-scatter of the gradients (in the grad type) and an all-gather of the 16-bit
+  // parameters of every expert the rank holds.
+  double per_param = spec::dtype_bytes(spec::Training{}.grad_dtype) + 2.0;
+  CHECK_THAT(ep8_edp, WithinRel(per_param * lp.expert * static_cast<double>(m.layers), 1e-9));
+  CHECK(ep64_edp == 0);
+  CHECK(ep8_dp == ep64_dp);  // the dense part does not depend on ep
+  // 8 x the experts per rank at EP 8, over one NIC instead of eight: far more exposed traffic.
+  CHECK(ep8 > 4 * ep64);
 }

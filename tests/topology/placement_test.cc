@@ -81,6 +81,25 @@ TEST_CASE("topology::group_members: CP and EP carved out of the data-parallel ra
   CHECK(topology::group_members(p, GroupKind::dp_cp, 13) == progression(1, 2, 8));
   CHECK(topology::group_members(p, GroupKind::ep, 13) == progression(9, 2, 4));
   CHECK(topology::ep_index(p, 13) == 2);
+  // edp: etp (= tp 2) x ep 4 = 8 ranks fold below it, so edp = 16 / 8 = 2 members 8 apart:
+  // base 13 - ((13 / 8) % 2) * 8 = 5 -> {5, 13}.
+  CHECK(topology::group_members(p, GroupKind::edp, 13) == std::vector<std::int64_t>{5, 13});
+  // Without experts (ep 1, etp = tp) the expert-data-parallel group is the dp x cp group.
+  spec::Parallel dense{.tp = 2, .pp = 4, .dp = 4, .cp = 2};
+  CHECK(topology::group_members(dense, GroupKind::edp, 13) == topology::group_members(dense, GroupKind::dp_cp, 13));
+}
+
+TEST_CASE("topology::group_shape: EP filling a node leaves one expert-data-parallel rank per node", "[topology]") {
+  // 64 GPUs DP64 EP8 on DGX H100: the dense gradients reduce over 64 ranks, 8 per node (8 NICs
+  // carry the ring); the experts' over edp = 8 ranks 8 apart, one per node (one NIC each).
+  spec::Parallel p{.tp = 1, .pp = 1, .dp = 64, .ep = 8, .etp = 1};
+  CHECK(topology::group_members(p, GroupKind::edp, 3) == progression(3, 8, 8));
+  CHECK(topology::group_shape(h100(), p, GroupKind::dp_cp) == GroupShape{64, 8, 8, 1, 1});
+  CHECK(topology::group_shape(h100(), p, GroupKind::edp) == GroupShape{8, 1, 8, 1, 1});
+  // EP 64 over the whole job: every rank holds its own experts, nothing to reduce.
+  spec::Parallel all{.tp = 1, .pp = 1, .dp = 64, .ep = 64, .etp = 1};
+  CHECK(topology::group_shape(h100(), all, GroupKind::edp) == GroupShape{});
+  CHECK(topology::to_string(GroupKind::edp) == std::string("edp"));
 }
 
 TEST_CASE("topology::group_shape: CP and EP layouts on 8-GPU nodes", "[topology]") {
