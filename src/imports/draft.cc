@@ -78,4 +78,21 @@ std::string integer_range(std::int64_t min, std::int64_t max) {
   return "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
 }
 
+bool glob_matches(const std::string& name, std::string pattern) {
+  bool any_prefix = !pattern.empty() && pattern.front() == '*', any_suffix = pattern.size() > 1 && pattern.back() == '*';
+  if (any_prefix) pattern.erase(0, 1);
+  if (any_suffix) pattern.pop_back();
+  if (any_prefix && any_suffix) return name.find(pattern) != std::string::npos;
+  if (any_prefix)
+    return name.size() >= pattern.size() && name.compare(name.size() - pattern.size(), pattern.size(), pattern) == 0;
+  if (any_suffix) return name.rfind(pattern, 0) == 0;
+  return name == pattern;
+}
+
+std::string ignore_reason(const std::string& name, std::span<const IgnoreReason> reasons) {
+  for (const IgnoreReason& r : reasons)
+    if (glob_matches(name, r.pattern)) return r.why;
+  return "not read by dtsim";
+}
+
 }  // namespace dtsim::imports

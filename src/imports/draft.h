@@ -3,6 +3,7 @@
 // fields as read (each optional: absent means the config did not say) and the model's shape.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -63,5 +64,19 @@ void resolve_model(const ModelDraft& d, const std::string& file, JobDraft& job, 
 [[nodiscard]] std::string quoted(std::string_view s);
 /// "expected an integer in [min, max]" (or ">= min" when max is INT64_MAX).
 [[nodiscard]] std::string integer_range(std::int64_t min, std::int64_t max);
+
+/// Why a setting an importer does not read has no place in a simulated step: settings whose name
+/// matches `pattern` ('*' at either end matches any prefix or suffix, at both ends any infix).
+struct IgnoreReason {
+  const char* pattern;
+  const char* why;
+};
+inline constexpr const char* kNoEffect = "no effect on step time";
+inline constexpr const char* kLogging = "logging, evaluation and checkpoints: not simulated";
+inline constexpr const char* kKernelChoice = "kernel choice: dtsim prices the stack's kernels";
+/// Whether `name` matches `pattern` (see IgnoreReason).
+[[nodiscard]] bool glob_matches(const std::string& name, std::string pattern);
+/// The `why` of the first reason whose pattern `name` matches, else "not read by dtsim".
+[[nodiscard]] std::string ignore_reason(const std::string& name, std::span<const IgnoreReason> reasons);
 
 }  // namespace dtsim::imports

@@ -7,23 +7,17 @@
 
 #include "core/errors.h"
 #include "core/text.h"
+#include "imports/draft.h"
 #include "imports/megatron.h"
 
 namespace dtsim::imports::megatron {
 namespace {
 
-constexpr const char* kNoEffect = "no effect on step time";
 constexpr const char* kData = "data and tokenizer files: not simulated";
-constexpr const char* kLogging = "logging, evaluation and checkpoints: not simulated";
-constexpr const char* kFusion = "kernel choice: dtsim prices the stack's kernels";
+constexpr const char* kFusion = kKernelChoice;
 
-// Why an argument dtsim does not read has no place in a simulated step. A pattern ending in '*'
-// matches a prefix, one starting with '*' a suffix.
-struct Reason {
-  const char* pattern;
-  const char* why;
-};
-constexpr Reason kReasons[] = {
+// Why an argument dtsim does not read has no place in a simulated step.
+constexpr IgnoreReason kReasons[] = {
     {"--use-flash-attn", "dtsim's default attention is flash"},
     {"--rampup-batch-size", "batch-size ramp-up: dtsim simulates a step at the full global batch"},
     {"--lr", kNoEffect}, {"--lr-*", kNoEffect}, {"--min-lr", kNoEffect}, {"--weight-decay*", kNoEffect},
@@ -54,19 +48,7 @@ constexpr Reason kReasons[] = {
     {"--deepspeed_config", "a DeepSpeed config: import it with from_deepspeed"},
 };
 
-bool matches(const std::string& name, const std::string& pattern) {
-  if (pattern.size() > 1 && pattern.back() == '*') return name.rfind(pattern.substr(0, pattern.size() - 1), 0) == 0;
-  if (pattern.size() > 1 && pattern.front() == '*')
-    return name.size() >= pattern.size() - 1 && name.compare(name.size() - (pattern.size() - 1), std::string::npos,
-                                                             pattern, 1, std::string::npos) == 0;
-  return name == pattern;
-}
-
-std::string reason(const std::string& name) {
-  for (const Reason& r : kReasons)
-    if (matches(name, r.pattern)) return r.why;
-  return "not read by dtsim";
-}
+std::string reason(const std::string& name) { return ignore_reason(name, kReasons); }
 
 bool is_flag(const shell::Word& w) {
   return w.text.size() > 2 && w.text.rfind("--", 0) == 0 && (w.known || split_option(w).has_value());

@@ -6,6 +6,7 @@
 
 #include "core/errors.h"
 #include "core/text.h"
+#include "imports/draft.h"
 #include "imports/nemo.h"
 
 namespace dtsim::imports::nemo {
@@ -13,21 +14,15 @@ namespace {
 
 constexpr int kMaxHops = 16;  // interpolations followed in a row (a cycle ends here)
 
-constexpr const char* kNoEffect = "no effect on step time";
 constexpr const char* kData = "data and tokenizer: not simulated";
-constexpr const char* kLogging = "logging, evaluation and checkpoints: not simulated";
 
-// Why a key has no place in a simulated step; '*' at an end matches any prefix or suffix.
-struct Reason {
-  const char* pattern;
-  const char* why;
-};
-constexpr Reason kReasons[] = {
+// Why a key has no place in a simulated step.
+constexpr IgnoreReason kReasons[] = {
     {"exp_manager", kLogging}, {"logger", kLogging}, {"checkpoint", kLogging}, {"profiling", kLogging},
     {"trainer.log*", kLogging}, {"trainer.val_check_interval", kLogging}, {"trainer.limit_*", kLogging},
     {"trainer.enable_checkpointing", kLogging}, {"trainer.num_sanity_val_steps", kLogging},
     {"trainer.callbacks", kLogging}, {"*tokenizer*", kData}, {"*.data", kData},
-    {"data", kData}, {"dataset", kData}, {"*fusion*", "kernel choice: dtsim prices the stack's kernels"},
+    {"data", kData}, {"dataset", kData}, {"*fusion*", kKernelChoice},
     {"*flash_attention*", "attention kernel: dtsim's default is flash"},
     {"*.fp8_*", "fp8 scaling details: dtsim prices fp8 GEMMs by --fp8-recipe"}, {"*native_amp*", kNoEffect},
     {"*hysteresis*", kNoEffect}, {"*loss_scale*", kNoEffect}, {"*dropout*", kNoEffect}, {"*init_method_std*", kNoEffect},
@@ -38,21 +33,7 @@ constexpr Reason kReasons[] = {
     {"*._target_", "a Python class name"},
 };
 
-bool matches(const std::string& s, std::string p) {
-  bool any_prefix = !p.empty() && p.front() == '*', any_suffix = p.size() > 1 && p.back() == '*';
-  if (any_prefix) p.erase(0, 1);
-  if (any_suffix) p.pop_back();
-  if (any_prefix && any_suffix) return s.find(p) != std::string::npos;
-  if (any_prefix) return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
-  if (any_suffix) return s.rfind(p, 0) == 0;
-  return s == p;
-}
-
-std::string reason(const std::string& path) {
-  for (const Reason& r : kReasons)
-    if (matches(path, r.pattern)) return r.why;
-  return "not read by dtsim";
-}
+std::string reason(const std::string& path) { return ignore_reason(path, kReasons); }
 
 // The interpolation a whole scalar is ("${model.x}" -> "model.x"), or "" when it is none.
 std::string interpolation(const yaml::Node& n) {
