@@ -13,6 +13,10 @@ using schedule::Task;
 using schedule::TaskId;
 using schedule::TaskKind;
 
+void Transfers::start_pass(const Graph&, TaskId, SimTime, SimTime) {
+  throw std::logic_error("engine::Transfers::start_pass: this network does not carry pass communication");
+}
+
 void PricedTransfers::start(const Graph& g, TaskId task, SimTime now) {
   const Task& t = g.tasks()[static_cast<std::size_t>(task)];
   if (priced_.size() < g.comm_count()) priced_.resize(g.comm_count(), -1);
@@ -94,10 +98,10 @@ void EventSimulator::run(const Graph& g, Transfers& net, Timeline& tl) const {
     if (extra == 0) complete(id);
     else timers.emplace(now + extra, id);
   };
-  // Compute tasks whose pass communication the network replays: where each is (its other
-  // segments running, or its transfer), and when its transfer started.
+  // Compute tasks whose pass communication the network replays: handed over whole, and when
+  // their compute alone would have ended (TaskTiming::comm is the time past it).
   const bool pass_comm = net.carries_pass_comm();
-  enum : std::uint8_t { kNone, kComputing, kTransferring };
+  enum : std::uint8_t { kNone, kTransferring };
   std::vector<std::uint8_t> phase(pass_comm ? n : 0, kNone);
   std::vector<SimTime> handed(pass_comm ? n : 0, 0);
   auto comm_part = [&](const Task& t) {
@@ -133,9 +137,10 @@ void EventSimulator::run(const Graph& g, Transfers& net, Timeline& tl) const {
       if (task.kind == TaskKind::compute && overlap_slowdown_ > 0 && d > 0)
         timing.contention = static_cast<SimTime>(static_cast<double>(w.covered_from(now, d)) * overlap_slowdown_);
       if (task.kind == TaskKind::comm && d > 0) w.add(now, now + d);
-      if (replayed > 0) {
-        phase[static_cast<std::size_t>(id)] = kComputing;  // a timer, then the transfer
-        timers.emplace(now + d + timing.contention, id);
+      if (replayed > 0) {  // the network runs its compute and communication interleaved
+        phase[static_cast<std::size_t>(id)] = kTransferring;
+        handed[static_cast<std::size_t>(id)] = now + d + timing.contention;
+        net.start_pass(g, id, now, d + timing.contention);
       } else {
         finish_after(id, d + timing.contention);
       }
@@ -149,7 +154,7 @@ void EventSimulator::run(const Graph& g, Transfers& net, Timeline& tl) const {
     for (TaskId c : done) {
       TaskTiming& timing = tl.tasks[static_cast<std::size_t>(c)];
       if (pass_comm && phase[static_cast<std::size_t>(c)] == kTransferring) {  // a pass's communication
-        timing.comm = now - handed[static_cast<std::size_t>(c)];
+        timing.comm = std::max<SimTime>(0, now - handed[static_cast<std::size_t>(c)]);
         complete(c);
         continue;
       }
@@ -159,12 +164,6 @@ void EventSimulator::run(const Graph& g, Transfers& net, Timeline& tl) const {
     while (!timers.empty() && timers.top().first == now) {
       TaskId c = timers.top().second;
       timers.pop();
-      if (pass_comm && phase[static_cast<std::size_t>(c)] == kComputing) {  // its compute is done: hand over the rest
-        phase[static_cast<std::size_t>(c)] = kTransferring;
-        handed[static_cast<std::size_t>(c)] = now;
-        net.start(g, c, now);
-        continue;
-      }
       complete(c);
     }
   }

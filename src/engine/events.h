@@ -35,9 +35,14 @@ class Transfers {
   /// transfer is running).
   virtual SimTime advance(SimTime limit, std::vector<schedule::TaskId>& done) = 0;
   /// True when the network also replays the communication inside passes (schedule::pass_comm
-  /// segments): the engine then runs such a compute task's other segments first and starts the
-  /// task as a transfer for the rest; TaskTiming::comm gets the time that transfer took.
+  /// segments): the engine then hands such a compute task over whole with start_pass, and the
+  /// network runs its compute and its communication interleaved as the pass issues them;
+  /// TaskTiming::comm gets the time the task took beyond its compute.
   [[nodiscard]] virtual bool carries_pass_comm() const { return false; }
+  /// Starts compute task `task` whose pass communication the network replays, at `now`: its
+  /// `compute` (its other segments and their contention) and its communication, interleaved. It
+  /// completes through advance() like a transfer. Only called when carries_pass_comm().
+  virtual void start_pass(const schedule::Graph& g, schedule::TaskId task, SimTime now, SimTime compute);
 };
 
 /// Transfers that each take the time a CommPricer gives their collective, whatever else runs:

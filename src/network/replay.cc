@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "core/errors.h"
+#include "cost/partition.h"
 #include "engine/analytical.h"
 #include "engine/events.h"
 #include "network/cluster_flows.h"
@@ -55,6 +56,9 @@ struct Plan {
   std::vector<std::vector<std::size_t>> routes;
   std::vector<std::vector<Phase>> lists;
   std::vector<std::int32_t> list_of;  ///< by task id
+  /// By task id: the rounds a pass's communication runs in, one per layer of its chunk (each
+  /// layer's collectives follow its own compute); 1 for every other task.
+  std::vector<std::int32_t> rounds;
   std::vector<PlannedFlow> background;  ///< a co-tenant's flows, running the whole step
 };
 
@@ -92,10 +96,11 @@ class Planner {
     real_ = std::make_unique<ClusterFlows>(c_, span, intra_, inter_);
   }
 
-  Plan plan(const Graph& g) {
+  Plan plan(const Graph& g, const std::vector<std::int64_t>& stage_layers) {
     Plan p;
     const auto& tasks = g.tasks();
     p.list_of.assign(tasks.size(), -1);
+    p.rounds.assign(tasks.size(), 1);
     std::map<std::tuple<int, std::int32_t, std::int64_t, int>, std::int32_t> lists;  // (kind, comm or cost, stage, dir)
     for (std::size_t i = 0; i < tasks.size(); ++i) {
       const Task& t = tasks[i];
@@ -121,6 +126,13 @@ class Planner {
         else p.lists.push_back(std::move(phases));
       }
       p.list_of[i] = it->second;
+      // A whole pass (not a gradient-bucket slice of the last backward) runs layer by layer.
+      bool pass = !comm_task && (t.label.kind == Label::Kind::forward || t.label.kind == Label::Kind::backward) &&
+                  t.label.part < 0 && t.label.chunk >= 0 && stage < static_cast<std::int64_t>(stage_layers.size());
+      if (pass && it->second >= 0)
+        p.rounds[i] = static_cast<std::int32_t>(std::clamp<std::int64_t>(
+            cost::chunk_layers(stage_layers[static_cast<std::size_t>(stage)], par_.vp, t.label.chunk), 1,
+            kMaxPassRounds));
     }
     finish(p);
     if (cotenant_ > 1) {
@@ -212,9 +224,9 @@ class Planner {
       u.isolated = std::max(1.0, *std::max_element(t.begin(), t.end()) / u.alone_s);
     }
     // Refuse a step too large to replay before building its flows.
-    std::vector<double> uses(p.lists.size(), 0);
-    for (std::int32_t l : p.list_of)
-      if (l >= 0) uses[static_cast<std::size_t>(l)] += 1;
+    std::vector<double> uses(p.lists.size(), 0);  // transfers of each list, a pass's rounds each counting
+    for (std::size_t i = 0; i < p.list_of.size(); ++i)
+      if (p.list_of[i] >= 0) uses[static_cast<std::size_t>(p.list_of[i])] += p.rounds[i];
     double flows = 0;
     for (std::size_t l = 0; l < p.lists.size(); ++l)
       for (const Phase& ph : p.lists[l])
@@ -324,7 +336,8 @@ class Planner {
 class SimgridTransfers final : public engine::Transfers {
  public:
   SimgridTransfers(const Plan& p, const std::vector<std::pair<sg4::Host*, sg4::Host*>>& ends)
-      : plan_(p), ends_(ends), phase_(p.list_of.size(), 0), projected_(p.list_of.size(), 0) {
+      : plan_(p), ends_(ends), phase_(p.list_of.size(), 0), projected_(p.list_of.size(), 0),
+        compute_(p.list_of.size(), 0), round_(p.list_of.size(), 0) {
     for (const PlannedFlow& f : p.background)
       background_.push_back(sg4::Comm::sendto_async(ends[f.route].first, ends[f.route].second,
                                                     static_cast<std::uint64_t>(f.bytes)));
@@ -338,6 +351,8 @@ class SimgridTransfers final : public engine::Transfers {
   void start(const Graph&, TaskId task, SimTime now) override {
     auto i = static_cast<std::size_t>(task);
     phase_[i] = 0;
+    round_[i] = 0;
+    compute_[i] = 0;
     projected_[i] = now;
     if (plan_.list_of[i] < 0) {  // nothing to send: done at once
       delays_.emplace(now, task);
@@ -345,6 +360,19 @@ class SimgridTransfers final : public engine::Transfers {
     }
     for (const Phase& ph : phases(task)) projected_[i] += ph.alone;
     begin_phase(task, now);
+  }
+
+  // A pass runs its rounds (one per layer): a slice of its compute, then that layer's share of
+  // each of its communication phases in order (TP, CP, EP, ZeRO-3 as priced), so its traffic
+  // meets what else runs at the time the layer sends it, not all at the pass's end.
+  void start_pass(const Graph&, TaskId task, SimTime now, SimTime compute) override {
+    auto i = static_cast<std::size_t>(task);
+    round_[i] = 0;
+    compute_[i] = compute;
+    projected_[i] = now + compute;
+    if (plan_.list_of[i] >= 0)
+      for (const Phase& ph : phases(task)) projected_[i] += ph.alone;
+    begin_slice(task, now);
   }
 
   [[nodiscard]] SimTime projected_end(TaskId task) const override { return projected_[static_cast<std::size_t>(task)]; }
@@ -374,13 +402,11 @@ class SimgridTransfers final : public engine::Transfers {
         ended.push_back(delays_.top().second);
         delays_.pop();
       }
-      // A phase that ended starts the transfer's next one; the transfer ends with its last.
+      // A phase that ended starts the transfer's next one (a pass: its round's next phase, or
+      // the next round's compute slice); the transfer ends with its last.
       std::vector<TaskId> finished;
-      for (TaskId task : ended) {
-        auto i = static_cast<std::size_t>(task);
-        if (plan_.list_of[i] >= 0 && ++phase_[i] < phases(task).size()) begin_phase(task, t);
-        else finished.push_back(task);
-      }
+      for (TaskId task : ended)
+        if (!next_phase(task, t)) finished.push_back(task);
       if (finished.empty() && t < limit) continue;  // only phases moved on: wait for the next event
       std::sort(finished.begin(), finished.end());
       done.insert(done.end(), finished.begin(), finished.end());
@@ -395,20 +421,54 @@ class SimgridTransfers final : public engine::Transfers {
     return plan_.lists[static_cast<std::size_t>(plan_.list_of[static_cast<std::size_t>(task)])];
   }
 
+  static constexpr std::size_t kSlice = static_cast<std::size_t>(-1);  ///< phase_: a pass's compute slice
+
+  std::int32_t rounds(TaskId task) const { return plan_.rounds[static_cast<std::size_t>(task)]; }
+
+  // Round r's slice of a pass's compute (the remainder on the last), as a delay.
+  void begin_slice(TaskId task, SimTime now) {
+    auto i = static_cast<std::size_t>(task);
+    SimTime r = rounds(task), slice = compute_[i] / r + (round_[i] == r - 1 ? compute_[i] % r : 0);
+    phase_[i] = kSlice;
+    delays_.emplace(now + slice, task);
+  }
+
+  // Moves `task` past the phase that just ended at `now`; false when that was its last.
+  bool next_phase(TaskId task, SimTime now) {
+    auto i = static_cast<std::size_t>(task);
+    bool has_comm = plan_.list_of[i] >= 0;
+    std::size_t next = phase_[i] == kSlice ? 0 : phase_[i] + 1;
+    if (has_comm && next < phases(task).size()) {
+      phase_[i] = next;
+      begin_phase(task, now);
+      return true;
+    }
+    if (++round_[i] < rounds(task)) {  // a pass: its next layer (comm tasks have one round)
+      begin_slice(task, now);
+      return true;
+    }
+    return false;
+  }
+
   // Starts the flows of the transfer's current phase (or its delay). The engine waits on one
   // representative flow per transfer, not on every flow: only a transfer's end matters, and it is
   // the end of its last flow (waiting on thousands of flows costs SimGrid a pass over all of them
   // per event).
+  // A pass's phase is split over its rounds: each sends 1/rounds of the bytes (or waits 1/rounds
+  // of the delay, the remainder on the last round).
   void begin_phase(TaskId task, SimTime now) {
-    const Phase& ph = phases(task)[phase_[static_cast<std::size_t>(task)]];
+    auto i = static_cast<std::size_t>(task);
+    const Phase& ph = phases(task)[phase_[i]];
+    SimTime r = rounds(task);
     if (ph.flows.empty()) {
-      delays_.emplace(now + ph.alone, task);
+      delays_.emplace(now + ph.alone / r + (round_[i] == r - 1 ? ph.alone % r : 0), task);
       return;
     }
     std::vector<sg4::CommPtr>& mine = running_[task];
     for (const PlannedFlow& f : ph.flows) {
       const auto& [src, dst] = ends_[f.route];
-      mine.push_back(sg4::Comm::sendto_async(src, dst, static_cast<std::uint64_t>(std::max(1.0, f.bytes))));
+      double bytes = f.bytes / static_cast<double>(r);
+      mine.push_back(sg4::Comm::sendto_async(src, dst, static_cast<std::uint64_t>(std::max(1.0, bytes))));
       ++flows_;
     }
     reps_.push_back(mine.back());
@@ -434,8 +494,10 @@ class SimgridTransfers final : public engine::Transfers {
 
   const Plan& plan_;
   const std::vector<std::pair<sg4::Host*, sg4::Host*>>& ends_;
-  std::vector<std::size_t> phase_;
+  std::vector<std::size_t> phase_;  ///< the phase running (kSlice: a pass's compute slice)
   std::vector<SimTime> projected_;
+  std::vector<SimTime> compute_;      ///< a pass's compute time
+  std::vector<std::int32_t> round_;   ///< a pass's layer
   std::unordered_map<TaskId, std::vector<sg4::CommPtr>> running_;  ///< each transfer's running flows
   std::vector<sg4::CommPtr> reps_;                                 ///< one running flow per transfer
   std::vector<sg4::CommPtr> background_;                           ///< the co-tenant's, never waited on
@@ -451,7 +513,7 @@ void replay_step(const schedule::StepGraph& step, const spec::Cluster& c, const 
                  const spec::CollectiveCalibration& cal, double overlap_slowdown, engine::Timeline& out,
                  ReplayStats* stats, std::int64_t cotenant_gpus) {
   Planner planner(c, par, cal, cotenant_gpus);
-  Plan plan = planner.plan(step.graph);
+  Plan plan = planner.plan(step.graph, step.stage_layers);
   const std::size_t n = step.graph.tasks().size();
   constexpr std::size_t kFields = 4;
   std::vector<char> raw = detail::in_child("network::replay_step", (n * kFields + 3) * sizeof(std::int64_t), [&](int fd) {

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/units.h"
@@ -216,4 +217,46 @@ TEST_CASE("network::replay_step: a pipeline send and a DP all-reduce on one NIC 
   one.graph.add_task(only);
   network::replay_step(one, c, par, cal.collectives, 0.0, tl);
   CHECK_THAT(to_seconds(tl.tasks[0].end).value(), WithinRel(t_ar, 1e-4));
+}
+
+TEST_CASE("network::replay_step: a pass's communication runs layer by layer, between its compute slices",
+          "[network]") {
+  // One GPU and one NIC per host, CP 2 x DP 2: every NIC carries one CP flow and one DP flow. A
+  // DP all-reduce taking T alone starts at 0 beside a forward pass of compute C = 1.5 T and CP
+  // traffic X = T (times alone). Its chunk has 2 layers, so it runs C/2, X/2, C/2, X/2:
+  // the all-reduce runs alone until 0.75 T, then shares every NIC half and half with the first
+  // X/2 (its last 0.25 T takes 0.5 T: done at 1.25 T; the pass's first X/2 then finishes alone at
+  // 1.5 T); the pass ends at 1.5 T + 0.75 T + 0.5 T = 2.75 T. With the whole X after the whole C
+  // (one layer) the two never meet: T and 2.5 T.
+  spec::Cluster c = tiny(1.0);
+  spec::Parallel par{.tp = 1, .pp = 1, .dp = 2, .cp = 2, .zero_stage = 1};
+  spec::Calibration cal = spec::load_calibration(c.calibration);
+  auto run = [&](std::int64_t layers) {
+    schedule::StepGraph step;
+    step.stage_layers = {layers};
+    auto compute = step.graph.add_stream(0, "compute"), dp = step.graph.add_stream(0, "dp");
+    schedule::Task ar{.stream = dp, .kind = schedule::TaskKind::comm};
+    ar.comm = step.graph.add_comm({spec::Collective::all_reduce, schedule::Group::dp, Bytes(512e6)});
+    spec::Cluster flat = network::non_blocking(c);
+    engine::AnalyticalNetwork alone(flat, par, cal.collectives);
+    SimTime t = to_sim_time(alone.time(step.graph.comm(ar.comm)));
+    schedule::Task pass{.stream = compute, .kind = schedule::TaskKind::compute,
+                        .cost = step.graph.add_cost({{schedule::Category::compute, t * 3 / 2},
+                                                     {schedule::Category::cp_comm, t}}),
+                        .label = {schedule::Label::Kind::forward, 0, 0}};
+    step.graph.add_task(ar);
+    step.graph.add_task(pass);
+    engine::Timeline tl;
+    network::replay_step(step, c, par, cal.collectives, 0.0, tl);
+    return std::tuple{to_seconds(tl.tasks[0].end).value(), to_seconds(tl.tasks[1].end).value(),
+                      to_seconds(t).value(), to_seconds(tl.tasks[1].comm).value()};
+  };
+  auto [ar1, pass1, t1, comm1] = run(1);
+  CHECK_THAT(ar1, WithinRel(t1, 1e-3));
+  CHECK_THAT(pass1, WithinRel(2.5 * t1, 1e-3));
+  CHECK_THAT(comm1, WithinRel(t1, 1e-3));  // the time past its compute
+  auto [ar2, pass2, t2, comm2] = run(2);
+  CHECK_THAT(ar2, WithinRel(1.25 * t2, 1e-3));
+  CHECK_THAT(pass2, WithinRel(2.75 * t2, 1e-3));
+  CHECK_THAT(comm2, WithinRel(1.25 * t2, 1e-3));
 }
