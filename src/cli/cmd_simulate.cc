@@ -98,7 +98,9 @@ void add_simulate(CLI::App& app, Action& action) {
       sim.timeline = std::move(ws.timeline);
       if (st.flows > 0 || st.events > 0)
         j.notes.push_back("SimGrid replay: " + std::to_string(st.transfers) + " transfers as " +
-                          std::to_string(st.flows) + " flows, " + std::to_string(st.events) + " engine events");
+                          std::to_string(st.flows) + " flows, " + std::to_string(st.events) +
+                          " engine events; passes' communication in up to " + std::to_string(st.rounds) +
+                          " rounds (one per layer)");
       j.network = network::to_string(kind);
       j.engine = args->engine;
       auto mem = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software.attention);

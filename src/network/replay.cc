@@ -59,6 +59,7 @@ struct Plan {
   /// By task id: the rounds a pass's communication runs in, one per layer of its chunk (each
   /// layer's collectives follow its own compute); 1 for every other task.
   std::vector<std::int32_t> rounds;
+  std::int64_t max_rounds = 1;  ///< the most rounds a pass got (its layers, at most kMaxPassRounds or fewer to fit the budget)
   std::vector<PlannedFlow> background;  ///< a co-tenant's flows, running the whole step
 };
 
@@ -85,8 +86,8 @@ std::vector<std::vector<std::int64_t>> stage_groups(const spec::Parallel& par, G
 class Planner {
  public:
   Planner(const spec::Cluster& c, const spec::Parallel& par, const spec::CollectiveCalibration& cal,
-          std::int64_t cotenant_gpus)
-      : c_(c), par_(par), alone_(c, par, cal), cotenant_(cotenant_gpus) {
+          std::int64_t cotenant_gpus, double max_flows)
+      : c_(c), par_(par), alone_(c, par, cal), cotenant_(cotenant_gpus), max_flows_(max_flows) {
     const spec::ProtocolCost& intra = cal.at(spec::Collective::all_reduce, false, spec::CollAlgo::ring, spec::Protocol::simple);
     const spec::ProtocolCost& inter = cal.at(spec::Collective::all_reduce, true, spec::CollAlgo::ring, spec::Protocol::simple);
     intra_ = intra.bandwidth_efficiency;
@@ -130,9 +131,8 @@ class Planner {
       bool pass = !comm_task && (t.label.kind == Label::Kind::forward || t.label.kind == Label::Kind::backward) &&
                   t.label.part < 0 && t.label.chunk >= 0 && stage < static_cast<std::int64_t>(stage_layers.size());
       if (pass && it->second >= 0)
-        p.rounds[i] = static_cast<std::int32_t>(std::clamp<std::int64_t>(
-            cost::chunk_layers(stage_layers[static_cast<std::size_t>(stage)], par_.vp, t.label.chunk), 1,
-            kMaxPassRounds));
+        p.rounds[i] = static_cast<std::int32_t>(std::max<std::int64_t>(
+            1, cost::chunk_layers(stage_layers[static_cast<std::size_t>(stage)], par_.vp, t.label.chunk)));
     }
     finish(p);
     if (cotenant_ > 1) {
@@ -223,18 +223,28 @@ class Planner {
       std::vector<double> t = simulate_flows(real_->links(), flows);
       u.isolated = std::max(1.0, *std::max_element(t.begin(), t.end()) / u.alone_s);
     }
-    // Refuse a step too large to replay before building its flows.
-    std::vector<double> uses(p.lists.size(), 0);  // transfers of each list, a pass's rounds each counting
-    for (std::size_t i = 0; i < p.list_of.size(); ++i)
-      if (p.list_of[i] >= 0) uses[static_cast<std::size_t>(p.list_of[i])] += p.rounds[i];
-    double flows = 0;
-    for (std::size_t l = 0; l < p.lists.size(); ++l)
-      for (const Phase& ph : p.lists[l])
-        if (const auto* u = static_cast<const Unit*>(ph.unit); u != nullptr && u->isolated == 0)
-          flows += uses[l] * static_cast<double>(u->flows.size()) * u->cost;
-    if (flows > kMaxReplayFlows)
+    // The flows a replay starts when passes run in at most `cap` rounds.
+    auto flows_at = [&p](std::int64_t cap) {
+      std::vector<double> uses(p.lists.size(), 0);  // transfers of each list, a pass's rounds each counting
+      for (std::size_t i = 0; i < p.list_of.size(); ++i)
+        if (p.list_of[i] >= 0) uses[static_cast<std::size_t>(p.list_of[i])] += std::min<double>(p.rounds[i], cap);
+      double flows = 0;
+      for (std::size_t l = 0; l < p.lists.size(); ++l)
+        for (const Phase& ph : p.lists[l])
+          if (const auto* u = static_cast<const Unit*>(ph.unit); u != nullptr && u->isolated == 0)
+            flows += uses[l] * static_cast<double>(u->flows.size()) * u->cost;
+      return flows;
+    };
+    // As many rounds per pass as the flow budget allows (halving from kMaxPassRounds); a step too
+    // large to replay even with one round per pass is refused before its flows are built.
+    std::int64_t cap = kMaxPassRounds;
+    while (cap > 1 && flows_at(cap) > max_flows_) cap /= 2;
+    for (std::int32_t& r : p.rounds) r = std::min<std::int32_t>(r, static_cast<std::int32_t>(cap));
+    p.max_rounds = p.rounds.empty() ? 1 : *std::max_element(p.rounds.begin(), p.rounds.end());
+    double flows = flows_at(cap);
+    if (flows > max_flows_)
       throw SpecError("--engine", "expected a step SimGrid can replay in about a minute (at most " +
-                                      std::to_string(static_cast<std::int64_t>(kMaxReplayFlows)) +
+                                      std::to_string(static_cast<std::int64_t>(max_flows_)) +
                                       " flows, all-to-all flows counting " +
                                       std::to_string(static_cast<int>(kAllToAllFlowCost)) + "), got " +
                                       std::to_string(static_cast<std::int64_t>(flows)) +
@@ -323,6 +333,7 @@ class Planner {
   spec::Parallel par_;
   NonBlockingPricer alone_;
   std::int64_t cotenant_ = 0;
+  double max_flows_ = kMaxReplayFlows;
   double intra_ = 1, inter_ = 1;
   std::unique_ptr<ClusterFlows> real_;
   std::vector<std::vector<std::size_t>> routes_;
@@ -511,11 +522,11 @@ class SimgridTransfers final : public engine::Transfers {
 
 void replay_step(const schedule::StepGraph& step, const spec::Cluster& c, const spec::Parallel& par,
                  const spec::CollectiveCalibration& cal, double overlap_slowdown, engine::Timeline& out,
-                 ReplayStats* stats, std::int64_t cotenant_gpus) {
-  Planner planner(c, par, cal, cotenant_gpus);
+                 ReplayStats* stats, std::int64_t cotenant_gpus, double max_flows) {
+  Planner planner(c, par, cal, cotenant_gpus, max_flows);
   Plan plan = planner.plan(step.graph, step.stage_layers);
   const std::size_t n = step.graph.tasks().size();
-  constexpr std::size_t kFields = 4;
+  constexpr std::size_t kFields = 4;  // per task: start, end, comm, contention
   std::vector<char> raw = detail::in_child("network::replay_step", (n * kFields + 3) * sizeof(std::int64_t), [&](int fd) {
     sg4::Engine& engine = detail::make_engine();
     auto ends = detail::make_platform(plan.links, plan.routes);
@@ -549,7 +560,7 @@ void replay_step(const schedule::StepGraph& step, const spec::Cluster& c, const 
     out.tasks[i] = {buf[i * kFields], buf[i * kFields + 1], buf[i * kFields + 2], buf[i * kFields + 3]};
     out.makespan = std::max(out.makespan, out.tasks[i].end);
   }
-  if (stats != nullptr) *stats = {buf[n * kFields], buf[n * kFields + 1], buf[n * kFields + 2]};
+  if (stats != nullptr) *stats = {buf[n * kFields], buf[n * kFields + 1], buf[n * kFields + 2], plan.max_rounds};
 }
 
 NonBlockingPricer::NonBlockingPricer(const spec::Cluster& c, const spec::Parallel& par, const spec::CollectiveCalibration& cal)

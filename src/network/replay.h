@@ -25,6 +25,7 @@ struct ReplayStats {
   std::int64_t transfers = 0;  ///< transfers with flows (comm tasks and passes' communication)
   std::int64_t flows = 0;      ///< SimGrid flows started
   std::int64_t events = 0;     ///< engine events
+  std::int64_t rounds = 0;     ///< the most rounds a pass's communication ran in (see kMaxPassRounds)
 };
 
 /// Prices collectives as the analytical model does on the cluster made non-blocking (every
@@ -52,7 +53,8 @@ inline constexpr double kMaxReplayFlows = 20e6;
 /// collectives after its own compute, so a pass runs as rounds of (compute slice, that slice's
 /// share of each communication phase); every round is a flow set of its own, which costs
 /// SimGrid its flows again. Up to 8 rounds put each layer's traffic within an eighth of the pass
-/// of where it is issued, for at most 8 times the flows of one round (Qwen3-235B-A22B, EP 16 on
+/// of where it is issued, for at most 8 times the flows of one round; a step whose flows would
+/// exceed kMaxReplayFlows gets 4, 2 or 1 rounds instead (Qwen3-235B-A22B, EP 16 on
 /// 256 GB300s, 23 layers per chunk, measured here: 0.50 million flows in 4.2 s as one round, 1.49
 /// million in 11.5 s as 8, 3.67 million in 44 s as 23; the same step time each).
 inline constexpr std::int64_t kMaxPassRounds = 8;
@@ -68,9 +70,10 @@ inline constexpr double kAllToAllFlowCost = 3;
 /// model-wide grad-norm sync) take their analytical time. One SimGrid engine per process: the
 /// replay runs in a child process. Throws SpecError naming --engine above kMaxReplayFlows,
 /// std::runtime_error when the child fails.
+/// `max_flows`: the flow budget (tests use small ones).
 void replay_step(const schedule::StepGraph& step, const spec::Cluster& c, const spec::Parallel& par,
                  const spec::CollectiveCalibration& cal, double overlap_slowdown, engine::Timeline& out,
-                 ReplayStats* stats = nullptr, std::int64_t cotenant_gpus = 0);
+                 ReplayStats* stats = nullptr, std::int64_t cotenant_gpus = 0, double max_flows = kMaxReplayFlows);
 
 /// Builds the step of `s` with a NonBlockingPricer into `ws`, replays it and returns its figures.
 /// `cotenant_gpus` (> 1): another job all-reducing over that many GPUs on the hosts after this

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/errors.h"
 #include "core/units.h"
 #include "cost/collective.h"
 #include "engine/analytical.h"
@@ -231,7 +232,7 @@ TEST_CASE("network::replay_step: a pass's communication runs layer by layer, bet
   spec::Cluster c = tiny(1.0);
   spec::Parallel par{.tp = 1, .pp = 1, .dp = 2, .cp = 2, .zero_stage = 1};
   spec::Calibration cal = spec::load_calibration(c.calibration);
-  auto run = [&](std::int64_t layers) {
+  auto run = [&](std::int64_t layers, double budget = network::kMaxReplayFlows) {
     schedule::StepGraph step;
     step.stage_layers = {layers};
     auto compute = step.graph.add_stream(0, "compute"), dp = step.graph.add_stream(0, "dp");
@@ -247,7 +248,10 @@ TEST_CASE("network::replay_step: a pass's communication runs layer by layer, bet
     step.graph.add_task(ar);
     step.graph.add_task(pass);
     engine::Timeline tl;
-    network::replay_step(step, c, par, cal.collectives, 0.0, tl);
+    network::ReplayStats st;
+    network::replay_step(step, c, par, cal.collectives, 0.0, tl, &st, 0, budget);
+    INFO("rounds " << st.rounds << ", flows " << st.flows);
+    CHECK(st.rounds == (budget >= 12 ? layers : 1));
     return std::tuple{to_seconds(tl.tasks[0].end).value(), to_seconds(tl.tasks[1].end).value(),
                       to_seconds(t).value(), to_seconds(tl.tasks[1].comm).value()};
   };
@@ -259,4 +263,10 @@ TEST_CASE("network::replay_step: a pass's communication runs layer by layer, bet
   CHECK_THAT(ar2, WithinRel(1.25 * t2, 1e-3));
   CHECK_THAT(pass2, WithinRel(2.75 * t2, 1e-3));
   CHECK_THAT(comm2, WithinRel(1.25 * t2, 1e-3));
+  // The flow budget: 4 flows for the all-reduce (two rings of two) and 4 per round of the pass.
+  // 12 fit two rounds; with 10 the pass falls back to one round (as a step too large for eight
+  // rounds gets four, two or one), with 7 not even that fits and the step is refused.
+  auto [ar3, pass3, t3, comm3] = run(2, 10);
+  CHECK_THAT(pass3, WithinRel(2.5 * t3, 1e-3));
+  CHECK_THROWS_AS(run(2, 7), SpecError);
 }
