@@ -348,7 +348,7 @@ class SimgridTransfers final : public engine::Transfers {
  public:
   SimgridTransfers(const Plan& p, const std::vector<std::pair<sg4::Host*, sg4::Host*>>& ends)
       : plan_(p), ends_(ends), phase_(p.list_of.size(), 0), projected_(p.list_of.size(), 0),
-        compute_(p.list_of.size(), 0), round_(p.list_of.size(), 0) {
+        compute_(p.list_of.size(), 0), round_(p.list_of.size(), 0), rounds_(p.list_of.size(), 1) {
     for (const PlannedFlow& f : p.background)
       background_.push_back(sg4::Comm::sendto_async(ends[f.route].first, ends[f.route].second,
                                                     static_cast<std::uint64_t>(f.bytes)));
@@ -363,6 +363,7 @@ class SimgridTransfers final : public engine::Transfers {
     auto i = static_cast<std::size_t>(task);
     phase_[i] = 0;
     round_[i] = 0;
+    rounds_[i] = 1;
     compute_[i] = 0;
     projected_[i] = now;
     if (plan_.list_of[i] < 0) {  // nothing to send: done at once
@@ -381,8 +382,13 @@ class SimgridTransfers final : public engine::Transfers {
     round_[i] = 0;
     compute_[i] = compute;
     projected_[i] = now + compute;
+    bool flows = false;  // a pass whose phases are all fixed delays takes the same time in one round
     if (plan_.list_of[i] >= 0)
-      for (const Phase& ph : phases(task)) projected_[i] += ph.alone;
+      for (const Phase& ph : phases(task)) {
+        projected_[i] += ph.alone;
+        flows |= !ph.flows.empty();
+      }
+    rounds_[i] = flows ? plan_.rounds[i] : 1;
     begin_slice(task, now);
   }
 
@@ -434,7 +440,7 @@ class SimgridTransfers final : public engine::Transfers {
 
   static constexpr std::size_t kSlice = static_cast<std::size_t>(-1);  ///< phase_: a pass's compute slice
 
-  std::int32_t rounds(TaskId task) const { return plan_.rounds[static_cast<std::size_t>(task)]; }
+  std::int32_t rounds(TaskId task) const { return rounds_[static_cast<std::size_t>(task)]; }
 
   // Round r's slice of a pass's compute (the remainder on the last), as a delay.
   void begin_slice(TaskId task, SimTime now) {
@@ -509,6 +515,7 @@ class SimgridTransfers final : public engine::Transfers {
   std::vector<SimTime> projected_;
   std::vector<SimTime> compute_;      ///< a pass's compute time
   std::vector<std::int32_t> round_;   ///< a pass's layer
+  std::vector<std::int32_t> rounds_;  ///< a task's rounds (1 for a pass with no flows to meet others)
   std::unordered_map<TaskId, std::vector<sg4::CommPtr>> running_;  ///< each transfer's running flows
   std::vector<sg4::CommPtr> reps_;                                 ///< one running flow per transfer
   std::vector<sg4::CommPtr> background_;                           ///< the co-tenant's, never waited on
