@@ -99,8 +99,9 @@ void add_simulate(CLI::App& app, Action& action) {
       if (st.flows > 0 || st.events > 0)
         j.notes.push_back("SimGrid replay: " + std::to_string(st.transfers) + " transfers as " +
                           std::to_string(st.flows) + " flows, " + std::to_string(st.events) +
-                          " engine events; passes' communication in up to " + std::to_string(st.rounds) +
-                          " rounds (one per layer)");
+                          " engine events; passes' communication in " +
+                          (st.rounds > 1 ? "up to " + std::to_string(st.rounds) + " rounds (one per layer)"
+                                         : std::string("one round")));
       j.network = network::to_string(kind);
       j.engine = args->engine;
       auto mem = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software.attention);

@@ -59,7 +59,7 @@ struct Plan {
   /// By task id: the rounds a pass's communication runs in, one per layer of its chunk (each
   /// layer's collectives follow its own compute); 1 for every other task.
   std::vector<std::int32_t> rounds;
-  std::int64_t max_rounds = 1;  ///< the most rounds a pass got (its layers, at most kMaxPassRounds or fewer to fit the budget)
+  std::int64_t max_rounds = 1;  ///< the most rounds a pass with flows got (see kMaxPassRounds)
   std::vector<PlannedFlow> background;  ///< a co-tenant's flows, running the whole step
 };
 
@@ -135,6 +135,14 @@ class Planner {
             1, cost::chunk_layers(stage_layers[static_cast<std::size_t>(stage)], par_.vp, t.label.chunk)));
     }
     finish(p);
+    // A pass whose phases are all fixed delays takes the same time in one round, with fewer events.
+    for (std::size_t i = 0; i < p.rounds.size(); ++i) {
+      const std::int32_t l = p.list_of[i];
+      if (l < 0 || std::all_of(p.lists[static_cast<std::size_t>(l)].begin(), p.lists[static_cast<std::size_t>(l)].end(),
+                               [](const Phase& ph) { return ph.flows.empty(); }))
+        p.rounds[i] = 1;
+      p.max_rounds = std::max<std::int64_t>(p.max_rounds, p.rounds[i]);
+    }
     if (cotenant_ > 1) {
       // Another job on the hosts after this one's, all-reducing over its GPUs without pause: its
       // ring flows (NCCL's channels, one per NIC) run all step long.
@@ -240,7 +248,6 @@ class Planner {
     std::int64_t cap = kMaxPassRounds;
     while (cap > 1 && flows_at(cap) > max_flows_) cap /= 2;
     for (std::int32_t& r : p.rounds) r = std::min<std::int32_t>(r, static_cast<std::int32_t>(cap));
-    p.max_rounds = p.rounds.empty() ? 1 : *std::max_element(p.rounds.begin(), p.rounds.end());
     double flows = flows_at(cap);
     if (flows > max_flows_)
       throw SpecError("--engine", "expected a step SimGrid can replay in about a minute (at most " +
@@ -348,7 +355,7 @@ class SimgridTransfers final : public engine::Transfers {
  public:
   SimgridTransfers(const Plan& p, const std::vector<std::pair<sg4::Host*, sg4::Host*>>& ends)
       : plan_(p), ends_(ends), phase_(p.list_of.size(), 0), projected_(p.list_of.size(), 0),
-        compute_(p.list_of.size(), 0), round_(p.list_of.size(), 0), rounds_(p.list_of.size(), 1) {
+        compute_(p.list_of.size(), 0), round_(p.list_of.size(), 0) {
     for (const PlannedFlow& f : p.background)
       background_.push_back(sg4::Comm::sendto_async(ends[f.route].first, ends[f.route].second,
                                                     static_cast<std::uint64_t>(f.bytes)));
@@ -363,7 +370,6 @@ class SimgridTransfers final : public engine::Transfers {
     auto i = static_cast<std::size_t>(task);
     phase_[i] = 0;
     round_[i] = 0;
-    rounds_[i] = 1;
     compute_[i] = 0;
     projected_[i] = now;
     if (plan_.list_of[i] < 0) {  // nothing to send: done at once
@@ -382,13 +388,8 @@ class SimgridTransfers final : public engine::Transfers {
     round_[i] = 0;
     compute_[i] = compute;
     projected_[i] = now + compute;
-    bool flows = false;  // a pass whose phases are all fixed delays takes the same time in one round
     if (plan_.list_of[i] >= 0)
-      for (const Phase& ph : phases(task)) {
-        projected_[i] += ph.alone;
-        flows |= !ph.flows.empty();
-      }
-    rounds_[i] = flows ? plan_.rounds[i] : 1;
+      for (const Phase& ph : phases(task)) projected_[i] += ph.alone;
     begin_slice(task, now);
   }
 
@@ -440,7 +441,7 @@ class SimgridTransfers final : public engine::Transfers {
 
   static constexpr std::size_t kSlice = static_cast<std::size_t>(-1);  ///< phase_: a pass's compute slice
 
-  std::int32_t rounds(TaskId task) const { return rounds_[static_cast<std::size_t>(task)]; }
+  std::int32_t rounds(TaskId task) const { return plan_.rounds[static_cast<std::size_t>(task)]; }
 
   // Round r's slice of a pass's compute (the remainder on the last), as a delay.
   void begin_slice(TaskId task, SimTime now) {
@@ -515,7 +516,6 @@ class SimgridTransfers final : public engine::Transfers {
   std::vector<SimTime> projected_;
   std::vector<SimTime> compute_;      ///< a pass's compute time
   std::vector<std::int32_t> round_;   ///< a pass's layer
-  std::vector<std::int32_t> rounds_;  ///< a task's rounds (1 for a pass with no flows to meet others)
   std::unordered_map<TaskId, std::vector<sg4::CommPtr>> running_;  ///< each transfer's running flows
   std::vector<sg4::CommPtr> reps_;                                 ///< one running flow per transfer
   std::vector<sg4::CommPtr> background_;                           ///< the co-tenant's, never waited on
