@@ -24,6 +24,7 @@ double unit(StepParam p) {
 // The largest efficiency the factor scales; the factor may not push it past 1.
 double top_efficiency(const spec::ComputeCalibration& c) {
   double top = std::max(c.flash_fwd_efficiency, c.flash_bwd_efficiency);
+  for (const spec::GpuFlashCurve& g : c.flash_by_gpu) top = std::max({top, g.curve.fwd, g.curve.bwd});
   for (const spec::GemmCurve& g : c.gemm) top = std::max(top, g.max_efficiency);
   return top;
 }
@@ -155,6 +156,7 @@ spec::Calibration with_step_params(const spec::Calibration& base, const std::vec
         for (spec::GemmCurve& g : c.compute.gemm) g.max_efficiency *= v;
         c.compute.flash_fwd_efficiency *= v;
         c.compute.flash_bwd_efficiency *= v;
+        for (spec::GpuFlashCurve& g : c.compute.flash_by_gpu) g.curve.fwd *= v, g.curve.bwd *= v;
         break;
       case StepParam::kernel_overhead: c.compute.kernel_overhead = us(v); break;
       case StepParam::overlap_slowdown: c.compute.overlap_slowdown = v; break;
@@ -185,6 +187,8 @@ StepFit fit_steps(const std::vector<PreparedCase>& cases, const spec::Calibratio
   for (spec::GemmCurve& g : out.calibration.compute.gemm) g.max_efficiency = four(g.max_efficiency);
   out.calibration.compute.flash_fwd_efficiency = four(out.calibration.compute.flash_fwd_efficiency);
   out.calibration.compute.flash_bwd_efficiency = four(out.calibration.compute.flash_bwd_efficiency);
+  for (spec::GpuFlashCurve& g : out.calibration.compute.flash_by_gpu)
+    g.curve.fwd = four(g.curve.fwd), g.curve.bwd = four(g.curve.bwd);
   for (std::size_t i = 0; i < params.size(); ++i) {
     Bounds b = bounds(params[i], base);
     out.params.push_back({params[i], current(params[i], base), v[i], v[i] <= b.lo + 1e-9 || v[i] >= b.hi - 1e-9});

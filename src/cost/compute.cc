@@ -42,14 +42,27 @@ double gemm_elem_bytes(Dtype precision) {
 // Flash attention: 4*b*a*s_q*s_kv*d FLOPs forward, halved by the causal mask; with CP each rank
 // computes 1/cp of the (load-balanced) causal work. Backward: 2.5x forward (FlashAttention-2
 // paper, Dao 2023, sec. 4.1: five matmuls against two, counting the recomputed scores).
-Op flash(const LayerShape& s, bool backward) {
-  // QK^T (head_dim) and AV (v_dim) over the causal half of the scores, fewer with a window.
-  double f = 2.0 * s.batch * s.heads * s.seq * s.seq * (s.head_dim + s.v_dim) * 0.5 / s.cp * s.attn_share;
+// The fused attention of one layer: QK^T (head_dim) and AV (v_dim) over the causal half of the
+// scores. A model with sliding windows runs its windowed layers as a second kernel
+// ("attn.core.window"), each op weighted by its share of the layers. Each op's m is the length of
+// the causal attention with as many keys per query (its efficiency's argument): the rank's
+// s/cp tokens, or two windows.
+void flash(std::vector<Op>& out, const LayerShape& s, bool backward) {
+  double causal = 2.0 * s.batch * s.heads * s.seq * s.seq * (s.head_dim + s.v_dim) * 0.5 / s.cp;
   double io = s.tokens * (2 * s.q_width + 2 * s.kv_width) * kAct;
-  Op op{.name = backward ? "attn.core.bwd" : "attn.core", .kind = OpKind::attention, .backward = backward};
-  op.flops = flops(backward ? 2.5 * f : f);
-  op.bytes = bytes(backward ? 2.5 * io : io);
-  return op;
+  double pass = backward ? 2.5 : 1.0;
+  auto add = [&](const char* name, double layer_share, double key_share, double length) {
+    if (layer_share <= 0) return;
+    Op op{.name = std::string(name) + (backward ? ".bwd" : ""), .kind = OpKind::attention, .backward = backward};
+    op.m = length;
+    op.flops = flops(pass * causal * key_share * layer_share);
+    op.bytes = bytes(pass * io * layer_share);
+    op.kernels = layer_share;
+    out.push_back(std::move(op));
+  };
+  double rank_seq = s.seq / s.cp;
+  add("attn.core", s.window > 0 ? s.full_attn_layers : 1.0, 1.0, rank_seq);
+  if (s.window > 0) add("attn.core.window", 1 - s.full_attn_layers, s.window_share, std::min(rank_seq, 2 * s.window));
 }
 
 // Megatron-LM's unfused attention (core_attention): baddbmm QK^T, fused scale-mask-softmax,
@@ -237,7 +250,8 @@ OpTiming op_timing(const Op& op, const ComputeContext& ctx) {
     if (peak.value() <= 0) peak = ctx.gpu->peak(Dtype::bf16);
     t.compute = op.flops / (peak * t.efficiency * op.sm_share);
   } else if (op.kind == OpKind::attention) {
-    t.efficiency = op.backward ? cal.flash_bwd_efficiency : cal.flash_fwd_efficiency;
+    // op.m: the causal-equivalent length one attention kernel runs (flash()).
+    t.efficiency = cal.flash(ctx.gpu->name).at(op.backward, op.m);
     // Attention runs in 16 bits even in fp8 recipes (Transformer Engine keeps DPA in bf16).
     t.compute = op.flops / (ctx.gpu->peak(Dtype::bf16) * t.efficiency);
   }
@@ -343,7 +357,7 @@ std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype p
     if (Op* op = find(ops, name)) split_rows(*op, overlap.ring_splits);
   for (const char* name : {"attn.proj", "mlp.fc2"})
     if (Op* op = find(ops, name)) split_rows(*op, overlap.pipeline_splits, overlap.pipeline_sm_share);
-  if (attn == AttentionKernel::flash) ops.push_back(flash(s, false));
+  if (attn == AttentionKernel::flash) flash(ops, s, false);
   else unfused_forward(ops, s);
   for (Op& e : layer_elementwise(s, precision, fusions)) ops.push_back(std::move(e));
   if (precision == Dtype::fp8 || precision == Dtype::fp4)
@@ -361,7 +375,7 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
   }
   for (const char* name : {"attn.proj.dgrad", "mlp.fc2.dgrad"})
     if (Op* op = find(ops, name)) split_rows(*op, overlap.ring_splits);
-  if (attn == AttentionKernel::flash) ops.push_back(flash(s, true));
+  if (attn == AttentionKernel::flash) flash(ops, s, true);
   else unfused_backward(ops, s);
   // Element-wise backward kernels move about twice the forward bytes (read grad and saved input).
   for (Op& e : layer_elementwise(s, precision, fusions)) {
@@ -376,7 +390,7 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
 
 std::vector<Op> selective_recompute(const LayerShape& s, AttentionKernel attn) {
   std::vector<Op> ops;
-  if (attn == AttentionKernel::flash) ops.push_back(flash(s, false));
+  if (attn == AttentionKernel::flash) flash(ops, s, false);
   else unfused_forward(ops, s);
   return ops;
 }

@@ -20,7 +20,11 @@ LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, std::int
   s.heads = static_cast<double>(m.heads) / s.tp;
   s.head_dim = static_cast<double>(m.qk_head_dim());
   s.v_dim = static_cast<double>(m.v_head_dim());
-  s.attn_share = m.attention_share(seq);
+  if (m.sliding_window > 0 && m.sliding_window < seq) {
+    s.window = static_cast<double>(m.sliding_window);
+    s.full_attn_layers = m.sliding_window_full_every > 0 ? 1.0 / static_cast<double>(m.sliding_window_full_every) : 0.0;
+    s.window_share = m.windowed_attention_share(seq);
+  }
   s.q_width = s.heads * s.head_dim;
   s.kv_width = static_cast<double>(m.kv_heads) * s.head_dim / s.tp;
   if (m.mla.on()) {

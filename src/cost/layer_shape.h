@@ -14,7 +14,10 @@ struct LayerShape {
   double heads = 1;        ///< attention heads on this rank: a/tp
   double head_dim = 1;      ///< per head: query/key width (MLA: nope + rope)
   double v_dim = 1;         ///< per head: value width (head_dim, or MLA's v_head_dim)
-  double attn_share = 1;    ///< keys per query against full causal attention (sliding windows < 1)
+  // Sliding-window attention (window 0: every layer attends causally to the whole sequence).
+  double window = 0;           ///< keys per query in windowed layers
+  double full_attn_layers = 1; ///< share of layers with full causal attention
+  double window_share = 1;     ///< a windowed layer's query-key pairs against full causal attention
   // Multi-head latent attention (zero otherwise): latent ranks and the per-head widths.
   double q_lora = 0, kv_lora = 0, qk_rope = 0;
   double q_width = 1;      ///< a*d/tp

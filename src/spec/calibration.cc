@@ -29,6 +29,27 @@ GemmCurve read_curve(ObjectReader r) {
   return c;
 }
 
+// "flash_by_gpu": [{"gpu": NAME, "flash_fwd_efficiency": F, "flash_bwd_efficiency": B,
+// "flash_seq_half": L}, ...], one entry per GPU name.
+std::vector<GpuFlashCurve> read_flash_by_gpu(ObjectReader& r) {
+  const nlohmann::json& arr = r.array("flash_by_gpu");
+  std::vector<GpuFlashCurve> out;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    ObjectReader e(arr[i], r.file(), r.pointer("flash_by_gpu") + "/" + std::to_string(i));
+    GpuFlashCurve g;
+    g.gpu = e.string("gpu");
+    for (const GpuFlashCurve& seen : out)
+      if (seen.gpu == g.gpu) e.fail("gpu", "expected one entry per GPU, got \"" + g.gpu + "\" again");
+    g.curve.fwd = fraction(e, "flash_fwd_efficiency");
+    g.curve.bwd = fraction(e, "flash_bwd_efficiency");
+    g.curve.seq_half = e.optional_positive("flash_seq_half", true).value_or(0.0);
+    e.skip("notes");
+    e.finish();
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 ComputeCalibration read_compute(ObjectReader r) {
   ComputeCalibration c;
   ObjectReader g = r.object("gemm");
@@ -39,6 +60,9 @@ ComputeCalibration read_compute(ObjectReader r) {
   g.finish();
   c.flash_fwd_efficiency = fraction(r, "flash_fwd_efficiency");
   c.flash_bwd_efficiency = fraction(r, "flash_bwd_efficiency");
+  c.flash_seq_half = r.optional_positive("flash_seq_half", true).value_or(0.0);
+  if (r.has("flash_by_gpu")) c.flash_by_gpu = read_flash_by_gpu(r);
+  else r.skip("flash_by_gpu");
   c.memory_efficiency = fraction(r, "memory_efficiency");
   c.kernel_overhead = us(r.positive("kernel_overhead_us", true));
   c.overlap_slowdown = r.positive("overlap_slowdown", true);
@@ -185,6 +209,12 @@ std::string patched_profile_text(const std::string& name_or_path, const ProfileP
   set("flash_bwd_efficiency", patch.flash_bwd_efficiency);
   set("kernel_overhead_us", patch.kernel_overhead_us);
   set("overlap_slowdown", patch.overlap_slowdown);
+  for (const GpuFlashCurve& g : patch.flash_by_gpu)
+    for (auto& e : j["compute"]["flash_by_gpu"])
+      if (e.at("gpu") == g.gpu) {
+        e["flash_fwd_efficiency"] = tidy(g.curve.fwd);
+        e["flash_bwd_efficiency"] = tidy(g.curve.bwd);
+      }
   for (const auto& [op, inter, table] : patch.collective_tables)
     j["collectives"]["by_collective"][to_string(op)][inter ? "inter_node" : "intra_node"] = table_json(table);
   std::string out = spec::json_text(j) + "\n";
@@ -202,6 +232,9 @@ Calibration apply_patch(Calibration c, const ProfilePatch& patch) {
   set(c.compute.flash_bwd_efficiency, patch.flash_bwd_efficiency);
   set(c.compute.overlap_slowdown, patch.overlap_slowdown);
   if (patch.kernel_overhead_us) c.compute.kernel_overhead = us(*patch.kernel_overhead_us);
+  for (const GpuFlashCurve& g : patch.flash_by_gpu)
+    for (GpuFlashCurve& e : c.compute.flash_by_gpu)
+      if (e.gpu == g.gpu) e.curve = g.curve;
   for (const auto& [op, inter, table] : patch.collective_tables)
     c.collectives.by_collective[static_cast<std::size_t>(op)][inter ? 1 : 0] = table;
   return c;
@@ -218,6 +251,8 @@ ProfilePatch profile_patch(const Calibration& base, const Calibration& now) {
   p.flash_bwd_efficiency = diff(b.flash_bwd_efficiency, n.flash_bwd_efficiency);
   p.overlap_slowdown = diff(b.overlap_slowdown, n.overlap_slowdown);
   if (n.kernel_overhead != b.kernel_overhead) p.kernel_overhead_us = tidy(to_us(n.kernel_overhead));
+  for (const GpuFlashCurve& g : n.flash_by_gpu)
+    if (b.flash(g.gpu) != g.curve) p.flash_by_gpu.push_back(g);
   for (Collective op : kCollectives)
     for (bool inter : {false, true}) {
       const AlgoTable& t = now.collectives.by_collective[static_cast<std::size_t>(op)][inter ? 1 : 0];

@@ -33,17 +33,46 @@ struct GemmCurve {
   bool operator==(const GemmCurve&) const = default;
 };
 
+/// The fused attention kernel's efficiency (fraction of the bf16 peak) over its length:
+/// eff(L) = fwd or bwd * L / (L + seq_half), L the causal-equivalent sequence one kernel runs
+/// (cuDNN's measured throughput rises with length as the causal diagonal's partial tiles and the
+/// per-launch prologue amortize; calibration/dgx-b200.md). seq_half 0: the same at every length.
+struct FlashCurve {
+  double fwd = 0.0, bwd = 0.0, seq_half = 0.0;
+  [[nodiscard]] double at(bool backward, double length) const {
+    double e = backward ? bwd : fwd;
+    return seq_half > 0 && length > 0 ? e * length / (length + seq_half) : e;
+  }
+  bool operator==(const FlashCurve&) const = default;
+};
+
+/// A GPU whose attention kernels run at their own efficiency in a profile shared by several
+/// (Blackwell Ultra's doubled exponential throughput, calibration/dgx-b200.md).
+struct GpuFlashCurve {
+  std::string gpu;  ///< the GPU file's "name" (topologies/gpus/)
+  FlashCurve curve;
+  bool operator==(const GpuFlashCurve&) const = default;
+};
+
 /// Compute-side calibration.
 struct ComputeCalibration {
   /// Per dtype (indexed by Dtype); an entry with max_efficiency 0 means "not calibrated".
   std::array<GemmCurve, 6> gemm{};
   double flash_fwd_efficiency = 0.0;   ///< fraction of peak for the attention core, forward
   double flash_bwd_efficiency = 0.0;   ///< same, backward
+  double flash_seq_half = 0.0;         ///< FlashCurve::seq_half of those two (0: flat)
+  std::vector<GpuFlashCurve> flash_by_gpu;  ///< GPUs whose attention curve differs
   double memory_efficiency = 0.0;      ///< achieved / peak HBM bandwidth for element-wise kernels
   Seconds kernel_overhead;             ///< fixed cost per kernel (launch, tail)
   double overlap_slowdown = 0.0;       ///< compute slowdown while NCCL kernels share the SMs (0.1 = 10%)
   double speed_spread = 0.0;           ///< relative std dev of kernel speed across the cluster's GPUs
   [[nodiscard]] const GemmCurve& curve(Dtype d) const { return gemm[static_cast<std::size_t>(d)]; }
+  /// The attention curve of GPU `gpu` (by name): its own entry, else the profile's.
+  [[nodiscard]] FlashCurve flash(std::string_view gpu) const {
+    for (const GpuFlashCurve& g : flash_by_gpu)
+      if (g.gpu == gpu) return g.curve;
+    return {flash_fwd_efficiency, flash_bwd_efficiency, flash_seq_half};
+  }
   bool operator==(const ComputeCalibration&) const = default;
 };
 
@@ -119,6 +148,8 @@ struct ProfilePatch {
   std::vector<std::pair<Dtype, GemmCurve>> gemm;  ///< curves replacing (or adding) these dtypes
   std::optional<double> memory_efficiency;
   std::optional<double> flash_fwd_efficiency, flash_bwd_efficiency;
+  /// Per-GPU attention curves replacing the base's entries of the same GPUs (notes kept).
+  std::vector<GpuFlashCurve> flash_by_gpu;
   std::optional<double> kernel_overhead_us, overlap_slowdown;
   /// Tables written under collectives.by_collective.<op>.<intra_node|inter_node>, replacing
   /// what the base has there: (collective, inter_node, table; unavailable entries are left out).

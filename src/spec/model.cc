@@ -87,13 +87,17 @@ Model dense_variant(const Model& m) {
   return d;
 }
 
-double Model::attention_share(std::int64_t seq) const {
+double Model::windowed_attention_share(std::int64_t seq) const {
   if (sliding_window == 0 || sliding_window >= seq) return 1.0;
   // Causal full attention: seq^2/2 query-key pairs; a window w: w*(seq - w) + w^2/2.
   double s = static_cast<double>(seq), w = static_cast<double>(sliding_window);
-  double windowed = (w * (s - w) + w * w / 2) / (s * s / 2);
+  return (w * (s - w) + w * w / 2) / (s * s / 2);
+}
+
+double Model::attention_share(std::int64_t seq) const {
+  if (sliding_window == 0 || sliding_window >= seq) return 1.0;
   double full = sliding_window_full_every > 0 ? 1.0 / static_cast<double>(sliding_window_full_every) : 0.0;
-  return full + (1 - full) * windowed;
+  return full + (1 - full) * windowed_attention_share(seq);
 }
 
 Model load_model(const std::string& name_or_path, const std::string& flag) {

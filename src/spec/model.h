@@ -68,6 +68,8 @@ struct Model {
   /// Average keys each query attends to, as a share of a causal full-sequence attention: windowed
   /// layers see at most `sliding_window` keys.
   [[nodiscard]] double attention_share(std::int64_t seq) const;
+  /// The same for one windowed layer (1 when the window covers the sequence).
+  [[nodiscard]] double windowed_attention_share(std::int64_t seq) const;
   [[nodiscard]] bool gated() const {
     return activation == Activation::swiglu || activation == Activation::gated_gelu;
   }

@@ -249,3 +249,31 @@ TEST_CASE("cost::moe_busiest_rank: binomial spread of force-balanced routing, ti
   // Fewer tokens per rank spread more.
   CHECK(cost::moe_busiest_rank(64, 1024, 0) > cost::moe_busiest_rank(64, 32768, 0));
 }
+
+TEST_CASE("cost::layer_forward: windowed layers run their own attention kernel at its length", "[cost]") {
+  std::string root = DTSIM_SOURCE_DIR;
+  spec::Model oss = spec::load_model(root + "/models/gpt-oss-120b.json");  // window 128, every 2nd layer full
+  cost::LayerShape s = cost::layer_shape(oss, spec::Parallel{}, 1, 8192);
+  auto fwd = cost::layer_forward(s, spec::AttentionKernel::flash, spec::Dtype::bf16);
+  const cost::Op& full = named(fwd, "attn.core");
+  const cost::Op& win = named(fwd, "attn.core.window");
+  // Together they do the model's average attention work; each runs in half the layers.
+  double causal = 2.0 * s.heads * 8192.0 * 8192.0 * (s.head_dim + s.v_dim) * 0.5;
+  CHECK_THAT(full.flops.value() + win.flops.value(), WithinRel(causal * oss.attention_share(8192), 1e-12));
+  CHECK(full.kernels == 0.5);
+  CHECK(win.kernels == 0.5);
+  // Lengths: the whole sequence, and the causal attention with a window's keys per query (2 w).
+  CHECK(full.m == 8192);
+  CHECK(win.m == 256);
+  // On a profile whose efficiency rises with length the window runs far less efficiently.
+  spec::Gpu gpu = spec::load_gpu(root + "/topologies/gpus/gb200.json");
+  spec::Calibration cal = spec::load_calibration(root + "/calibration/dgx-b200.json");
+  cost::ComputeContext ctx{&gpu, &cal.compute, spec::Dtype::bf16};
+  CHECK(cost::op_timing(win, ctx).efficiency < 0.25 * cost::op_timing(full, ctx).efficiency);
+  // A model without windows has one attention kernel over the rank's s/cp tokens.
+  spec::Model llama = spec::load_model(root + "/models/llama3-8b.json");
+  auto dense = cost::layer_backward(cost::layer_shape(llama, spec::Parallel{.cp = 2}, 1, 8192),
+                                    spec::AttentionKernel::flash, spec::Dtype::bf16);
+  CHECK(named(dense, "attn.core.bwd").m == 4096);
+  CHECK(std::none_of(dense.begin(), dense.end(), [](const cost::Op& op) { return op.name == "attn.core.window.bwd"; }));
+}

@@ -168,3 +168,52 @@ TEST_CASE("spec::parse_calibration: error texts name file and pointer", "[spec]"
   CHECK_THROWS_WITH(spec::load_calibration("/nonexistent/cal.json"),
                     Equals("--calibration: expected an existing file, got \"/nonexistent/cal.json\" (no such file)"));
 }
+
+TEST_CASE("spec::parse_calibration: attention curves by length and by GPU", "[spec]") {
+  // Without the optional fields the attention efficiency is the same at every length.
+  spec::ComputeCalibration flat = parse_calibration(kProfile, "cal.json").compute;
+  CHECK(flat.flash("any").at(false, 512) == 0.6);
+  CHECK(flat.flash("any").at(true, 32768) == 0.5);
+  std::string curved = with(R"("flash_bwd_efficiency": 0.5,)",
+                            R"("flash_bwd_efficiency": 0.5, "flash_seq_half": 1000,
+                               "flash_by_gpu": [{"gpu": "GB300", "flash_fwd_efficiency": 0.8,
+                                                 "flash_bwd_efficiency": 0.6, "flash_seq_half": 3000}],)");
+  spec::ComputeCalibration c = parse_calibration(curved, "cal.json").compute;
+  // eff(L) = max * L / (L + seq_half): half the asymptote at seq_half.
+  CHECK_THAT(c.flash("B200").at(false, 1000), WithinRel(0.3, 1e-12));
+  CHECK_THAT(c.flash("B200").at(true, 3000), WithinRel(0.5 * 0.75, 1e-12));
+  CHECK_THAT(c.flash("GB300").at(false, 3000), WithinRel(0.4, 1e-12));
+  CHECK_THAT(c.flash("GB300").at(true, 9000), WithinRel(0.6 * 0.75, 1e-12));
+  CHECK(c.flash("GB300").at(false, 0) == 0.8);  // no length: the asymptote
+  // Errors name the entry.
+  CHECK_THROWS_WITH(parse_calibration(dtsim::test::replaced(curved, R"("flash_fwd_efficiency": 0.8)",
+                                                            R"("flash_fwd_efficiency": 1.8)"),
+                                      "cal.json"),
+                    StartsWith("cal.json:/compute/flash_by_gpu/0/flash_fwd_efficiency: expected a fraction in (0, 1]"));
+  std::string twice = dtsim::test::replaced(curved, R"("flash_seq_half": 3000}])",
+                                            R"("flash_seq_half": 3000}, {"gpu": "GB300", "flash_fwd_efficiency": 0.7,
+                                               "flash_bwd_efficiency": 0.6}])");
+  CHECK_THROWS_WITH(parse_calibration(twice, "cal.json"),
+                    Equals("cal.json:/compute/flash_by_gpu/1/gpu: expected one entry per GPU, got \"GB300\" again"));
+  CHECK_THROWS_WITH(parse_calibration(with(R"("flash_bwd_efficiency": 0.5,)",
+                                           R"("flash_bwd_efficiency": 0.5, "flash_seq_half": -1,)"),
+                                      "cal.json"),
+                    StartsWith("cal.json:/compute/flash_seq_half: expected a number >= 0"));
+}
+
+TEST_CASE("spec::load_calibration: Blackwell attention as cuDNN measures it", "[spec]") {
+  // cuDNN 9.19 causal SDPA, Llama 3.1 shape (NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training/
+  // results/gb{2,3}00_919_only_cudnn/llama3.1_*.csv): GB200 forward 1,598 TFLOP/s and GB300 1,887
+  // at 8k tokens, 1,335 and 1,672 at 4k; the profile holds them times the sustained/burst ratio 0.844.
+  spec::ComputeCalibration b = shipped("dgx-b200").compute;
+  auto burst = [&](const char* gpu, bool bwd, double len) { return b.flash(gpu).at(bwd, len) / 0.844 * 2500; };
+  CHECK_THAT(burst("GB200", false, 8192), WithinRel(1598.0, 0.05));
+  CHECK_THAT(burst("GB200", false, 4096), WithinRel(1335.0, 0.05));
+  CHECK_THAT(burst("GB200", true, 8192), WithinRel(1311.0, 0.05));
+  CHECK_THAT(burst("GB300", false, 8192), WithinRel(1887.0, 0.05));
+  CHECK_THAT(burst("GB300", true, 4096), WithinRel(1195.0, 0.05));
+  // Blackwell Ultra's doubled exponential throughput shows most in the forward (softmax-bound).
+  CHECK(b.flash("GB300").at(false, 8192) > 1.15 * b.flash("GB200").at(false, 8192));
+  CHECK(b.flash("B300") == b.flash("GB300"));
+  CHECK(b.flash("B200") == b.flash("GB200"));
+}
