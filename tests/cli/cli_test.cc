@@ -171,7 +171,8 @@ TEST_CASE("cli calibrate: fits the profile's compute fields to dtsim-bench outpu
   CHECK(prof.at("compute").at("gemm").at("bf16").at("max_efficiency").get<double>() == 0.75);
   CHECK(prof.at("compute").at("gemm").at("bf16").at("mn_half").get<double>() == 900000);
   CHECK(prof.at("compute").at("memory_efficiency").get<double>() == 0.866);
-  CHECK(prof.at("compute").at("flash_bwd_efficiency").get<double>() == 0.38);  // kept from dgx-h100
+  CHECK(prof.at("compute").at("flash_bwd_efficiency").get<double>() == 0.411);  // kept from dgx-h100
+  CHECK(prof.at("compute").at("flash_seq_half").get<double>() == 382);
   CHECK(prof.at("collectives") == run_json("calibrate --bench '" + file +
                                            "' --gpu h100-sxm5-80gb --profile dgx-h100 --json").at("collectives"));
   std::string saved = tmp.write("mine.json", prof.dump());
