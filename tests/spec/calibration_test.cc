@@ -202,16 +202,21 @@ TEST_CASE("spec::parse_calibration: attention curves by length and by GPU", "[sp
 }
 
 TEST_CASE("spec::load_calibration: Blackwell attention as cuDNN measures it", "[spec]") {
-  // cuDNN 9.19 causal SDPA, Llama 3.1 shape (NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training/
-  // results/gb{2,3}00_919_only_cudnn/llama3.1_*.csv): GB200 forward 1,598 TFLOP/s and GB300 1,887
-  // at 8k tokens, 1,335 and 1,672 at 4k; the profile holds them times the sustained/burst ratio 0.844.
+  // cuDNN 9.13.1 causal SDPA, 128 query / 8 KV heads of 128 (NVIDIA/cudnn-frontend
+  // benchmark/sdpa_benchmark_training/artifacts/sdpa_bf16_benchmark_results_NVIDIA_{B200,GB300}.csv
+  // @ bb37575d): each time less PyTorch's 0.13 ms dispatch, the backward x 1.074 (cuDNN's frontend),
+  // times the sustained/burst ratio 0.844 (calibration/dgx-b200.md).
   spec::ComputeCalibration b = shipped("dgx-b200").compute;
-  auto burst = [&](const char* gpu, bool bwd, double len) { return b.flash(gpu).at(bwd, len) / 0.844 * 2500; };
-  CHECK_THAT(burst("GB200", false, 8192), WithinRel(1598.0, 0.05));
-  CHECK_THAT(burst("GB200", false, 4096), WithinRel(1335.0, 0.05));
-  CHECK_THAT(burst("GB200", true, 8192), WithinRel(1311.0, 0.05));
-  CHECK_THAT(burst("GB300", false, 8192), WithinRel(1887.0, 0.05));
-  CHECK_THAT(burst("GB300", true, 4096), WithinRel(1195.0, 0.05));
+  auto tflops = [&](const char* gpu, bool bwd, double len, double peak) {
+    return b.flash(gpu).at(bwd, len) / 0.844 / (bwd ? 1.074 : 1.0) * peak;
+  };
+  auto kernel = [](double gflop, double ms) { return gflop / (ms - 0.13); };  // TFLOP/s
+  // B200 at 8k tokens: 1,171 TFLOP/s in 1.877 ms forward, 943 in 5.833 ms backward.
+  CHECK_THAT(tflops("B200", false, 8192, 2250), WithinRel(kernel(1171.278 * 1.877, 1.877), 0.05));
+  CHECK_THAT(tflops("B200", true, 8192, 2250), WithinRel(kernel(942.509 * 5.833, 5.833), 0.05));
+  CHECK_THAT(tflops("B200", false, 4096, 2250), WithinRel(kernel(855.678 * 0.642, 0.642), 0.05));
+  CHECK_THAT(tflops("GB300", false, 16384, 2500), WithinRel(kernel(1702.463 * 5.167, 5.167), 0.05));
+  CHECK_THAT(tflops("GB300", true, 8192, 2500), WithinRel(kernel(1130.076 * 4.865, 4.865), 0.05));
   // Blackwell Ultra's doubled exponential throughput shows most in the forward (softmax-bound).
   CHECK(b.flash("GB300").at(false, 8192) > 1.15 * b.flash("GB200").at(false, 8192));
   CHECK(b.flash("B300") == b.flash("GB300"));
