@@ -22,9 +22,13 @@ void check_degrees(const Model& m, std::int64_t gpus, const Parallel& p, const F
                                     ", Megatron-LM requires num_query_groups % tp == 0), got " + str(p.tp));
   if (p.vp > 1 && p.pp == 1)
     throw SpecError(name("vp"), "expected 1 without pipeline parallelism (--pp 1), got " + str(p.vp));
-  if (m.layers < p.pp * p.vp)
-    throw SpecError(name(p.vp > 1 ? "vp" : "pp"), "expected pp*vp <= the model's layers (" + str(m.layers) +
-                                                        "), got " + str(p.pp) + "*" + str(p.vp));
+  // Megatron-Core can give the embedding and the loss a virtual stage's slot each
+  // (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split): up to
+  // layers + 2 virtual stages, the first and last of which may hold no transformer layer.
+  if (m.layers + 2 < p.pp * p.vp || (p.vp == 1 && m.layers < p.pp))
+    throw SpecError(name(p.vp > 1 ? "vp" : "pp"), "expected pp*vp <= the model's layers + 2 (" + str(m.layers) +
+                                                        " + 2: the embedding and the loss may take a virtual "
+                                                        "stage each), got " + str(p.pp) + "*" + str(p.vp));
   if (p.sequence_parallel && p.tp == 1)
     throw SpecError(name("sp"), "expected tensor parallelism (tp > 1) for sequence parallelism, got tp = 1");
 }

@@ -198,3 +198,25 @@ TEST_CASE("schedule::build_step: expert gradients reduce over the expert-data-pa
   // 8 x the experts per rank at EP 8, over one NIC instead of eight: far more exposed traffic.
   CHECK(ep8 > 4 * ep64);
 }
+
+TEST_CASE("schedule::build_step: up to layers + 2 virtual stages, the embedding's and the loss's chunks empty", "[schedule]") {
+  // 46 layers on pp 4 x vp 12 = 48 virtual stages (Megatron-Core --account-for-embedding-in-
+  // pipeline-split --account-for-loss-in-pipeline-split): stages of 11, 12, 12 and 11 layers, the
+  // first and last stage each with a chunk that holds no transformer layer.
+  spec::Model model = small_model();
+  model.layers = 46;
+  spec::Cluster cluster = spec::load_cluster(std::string(DTSIM_SOURCE_DIR) + "/topologies/dgx-a100.json");
+  spec::Calibration cal = spec::load_calibration(std::string(DTSIM_SOURCE_DIR) + "/calibration/dgx-a100.json");
+  spec::Software sw = spec::load_stack("megatron-lm@2021").software;
+  auto compute = [&](std::int64_t vp) {
+    schedule::StepSpec s{&model, &cluster, spec::Parallel{.tp = 1, .pp = 4, .dp = 1, .vp = vp},
+                         spec::Training{.micro_batch = 1, .global_batch = 8, .seq_len = 2048}, &cal, sw};
+    FreeNetwork net;
+    auto r = engine::simulate_step(s, net).result;
+    return r.breakdown[static_cast<std::size_t>(schedule::Category::compute)].value();
+  };
+  // The critical stage holds 12 layers either way: the same compute as with 2 chunks of 6 (chunks
+  // of zero layers add no work).
+  CHECK_THAT(compute(12), WithinRel(compute(2), 0.01));
+  CHECK(compute(12) > 0);
+}

@@ -46,7 +46,16 @@ TEST_CASE("spec::check_job: impossible configs name the flag", "[spec]") {
                     Equals("--tp: expected a divisor of the model's attention heads (96), got 5"));
   p = kPar; p.vp = 7;
   CHECK_THROWS_WITH(check_job(m, c, 1024, p, kTrain),
-                    Equals("--vp: expected pp*vp <= the model's layers (96), got 16*7"));
+                    Equals("--vp: expected pp*vp <= the model's layers + 2 (96 + 2: the embedding and the loss may "
+                           "take a virtual stage each), got 16*7"));
+  // Megatron-Core's --account-for-embedding/loss-in-pipeline-split: 98 virtual stages for 96 layers.
+  p = kPar; p.pp = 2; p.dp = 64; p.vp = 49;
+  CHECK_NOTHROW(check_job(m, c, 1024, p, kTrain));
+  p.vp = 50;
+  CHECK_THROWS_WITH(check_job(m, c, 1024, p, kTrain), Contains("expected pp*vp <= the model's layers + 2"));
+  p = kPar; p.pp = 97; p.tp = 1; p.dp = 1;  // without interleaving a stage needs a layer
+  CHECK_THROWS_WITH(check_job(m, c, 97, p, Training{.micro_batch = 1, .global_batch = 97, .seq_len = 2048}),
+                    Contains("--pp: expected pp*vp <= the model's layers + 2"));
   p = kPar; p.ep = 2;
   CHECK_THROWS_WITH(check_job(m, c, 1024, p, kTrain),
                     Equals("--ep: expected 1 for a dense model (no moe_experts), got 2"));
