@@ -26,6 +26,7 @@ double top_efficiency(const spec::ComputeCalibration& c) {
   double top = std::max(c.flash_fwd_efficiency, c.flash_bwd_efficiency);
   for (const spec::GpuFlashCurve& g : c.flash_by_gpu) top = std::max({top, g.curve.fwd, g.curve.bwd});
   for (const spec::GemmCurve& g : c.gemm) top = std::max(top, g.max_efficiency);
+  for (const spec::GpuGemmCurve& g : c.gemm_by_gpu) top = std::max(top, g.curve.max_efficiency);
   return top;
 }
 
@@ -154,6 +155,7 @@ spec::Calibration with_step_params(const spec::Calibration& base, const std::vec
     switch (params[i]) {
       case StepParam::compute_efficiency:
         for (spec::GemmCurve& g : c.compute.gemm) g.max_efficiency *= v;
+        for (spec::GpuGemmCurve& g : c.compute.gemm_by_gpu) g.curve.max_efficiency *= v;
         c.compute.flash_fwd_efficiency *= v;
         c.compute.flash_bwd_efficiency *= v;
         for (spec::GpuFlashCurve& g : c.compute.flash_by_gpu) g.curve.fwd *= v, g.curve.bwd *= v;
@@ -185,6 +187,7 @@ StepFit fit_steps(const std::vector<PreparedCase>& cases, const spec::Calibratio
   out.calibration = with_step_params(base, params, v);
   auto four = [](double e) { return std::round(e * 1e4) / 1e4; };  // scaled efficiencies, as printed
   for (spec::GemmCurve& g : out.calibration.compute.gemm) g.max_efficiency = four(g.max_efficiency);
+  for (spec::GpuGemmCurve& g : out.calibration.compute.gemm_by_gpu) g.curve.max_efficiency = four(g.curve.max_efficiency);
   out.calibration.compute.flash_fwd_efficiency = four(out.calibration.compute.flash_fwd_efficiency);
   out.calibration.compute.flash_bwd_efficiency = four(out.calibration.compute.flash_bwd_efficiency);
   for (spec::GpuFlashCurve& g : out.calibration.compute.flash_by_gpu)

@@ -200,8 +200,9 @@ std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision, const Fu
 
 }  // namespace
 
-double gemm_efficiency(const spec::ComputeCalibration& cal, Dtype d, double m, double n, double k, double epilogue) {
-  const spec::GemmCurve* c = &cal.curve(d);
+double gemm_efficiency(const spec::ComputeCalibration& cal, Dtype d, double m, double n, double k, double epilogue,
+                       std::string_view gpu) {
+  const spec::GemmCurve* c = &cal.curve(d, gpu);
   if (c->max_efficiency <= 0 && (d == Dtype::fp16 || d == Dtype::bf16))
     c = &cal.curve(d == Dtype::fp16 ? Dtype::bf16 : Dtype::fp16);
   if (c->max_efficiency <= 0) c = &cal.curve(Dtype::bf16);
@@ -245,7 +246,7 @@ OpTiming op_timing(const Op& op, const ComputeContext& ctx) {
   const spec::ComputeCalibration& cal = *ctx.cal;
   OpTiming t;
   if (op.kind == OpKind::gemm) {
-    t.efficiency = gemm_efficiency(cal, ctx.precision, op.m, op.n, op.k, op.epilogue);
+    t.efficiency = gemm_efficiency(cal, ctx.precision, op.m, op.n, op.k, op.epilogue, ctx.gpu->name);
     FlopsPerSecond peak = ctx.gpu->peak(ctx.precision);
     if (peak.value() <= 0) peak = ctx.gpu->peak(Dtype::bf16);
     t.compute = op.flops / (peak * t.efficiency * op.sm_share);

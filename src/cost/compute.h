@@ -103,9 +103,10 @@ struct ComputeContext {
 /// its slowest GPU, 1 + spread * E[max of `gpus` standard normals].
 [[nodiscard]] double slowest_gpu_pace(double spread, std::int64_t gpus);
 
-/// GEMM efficiency from the profile's curve; falls back to the bf16 curve for fp16 and vice versa.
+/// GEMM efficiency from the profile's curve (GPU `gpu`'s own when the profile has one); falls back
+/// to the bf16 curve for fp16 and vice versa.
 [[nodiscard]] double gemm_efficiency(const spec::ComputeCalibration& cal, spec::Dtype d, double m, double n, double k,
-                                     double epilogue = 1.0);
+                                     double epilogue = 1.0, std::string_view gpu = {});
 
 /// The roofline terms of one op: its math at the priced efficiency, its HBM traffic, the fixed
 /// cost of its kernels; `total` = (max(compute, memory) + overhead) x pace (see file comment).

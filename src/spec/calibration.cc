@@ -50,6 +50,29 @@ std::vector<GpuFlashCurve> read_flash_by_gpu(ObjectReader& r) {
   return out;
 }
 
+// "gemm_by_gpu": [{"gpu": NAME, "dtype": D, "max_efficiency": E, "mn_half": M, "k_half": K}, ...],
+// one entry per GPU and dtype.
+std::vector<GpuGemmCurve> read_gemm_by_gpu(ObjectReader& r) {
+  const nlohmann::json& arr = r.array("gemm_by_gpu");
+  std::vector<GpuGemmCurve> out;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    ObjectReader e(arr[i], r.file(), r.pointer("gemm_by_gpu") + "/" + std::to_string(i));
+    GpuGemmCurve g;
+    g.gpu = e.string("gpu");
+    g.dtype = static_cast<Dtype>(e.choice("dtype", {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"}));
+    for (const GpuGemmCurve& seen : out)
+      if (seen.gpu == g.gpu && seen.dtype == g.dtype)
+        e.fail("dtype", "expected one entry per GPU and dtype, got \"" + g.gpu + "\" " + kDtypes[static_cast<std::size_t>(g.dtype)] + " again");
+    g.curve.max_efficiency = fraction(e, "max_efficiency");
+    g.curve.mn_half = e.positive("mn_half", true);
+    g.curve.k_half = e.positive("k_half", true);
+    e.skip("notes");
+    e.finish();
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 ComputeCalibration read_compute(ObjectReader r) {
   ComputeCalibration c;
   ObjectReader g = r.object("gemm");
@@ -58,6 +81,8 @@ ComputeCalibration read_compute(ObjectReader r) {
     else g.skip(kDtypes[i]);
   }
   g.finish();
+  if (r.has("gemm_by_gpu")) c.gemm_by_gpu = read_gemm_by_gpu(r);
+  else r.skip("gemm_by_gpu");
   c.flash_fwd_efficiency = fraction(r, "flash_fwd_efficiency");
   c.flash_bwd_efficiency = fraction(r, "flash_bwd_efficiency");
   c.flash_seq_half = r.optional_positive("flash_seq_half", true).value_or(0.0);
@@ -215,6 +240,9 @@ std::string patched_profile_text(const std::string& name_or_path, const ProfileP
         e["flash_fwd_efficiency"] = tidy(g.curve.fwd);
         e["flash_bwd_efficiency"] = tidy(g.curve.bwd);
       }
+  for (const GpuGemmCurve& g : patch.gemm_by_gpu)
+    for (auto& e : j["compute"]["gemm_by_gpu"])
+      if (e.at("gpu") == g.gpu && e.at("dtype") == to_string(g.dtype)) e["max_efficiency"] = tidy(g.curve.max_efficiency);
   for (const auto& [op, inter, table] : patch.collective_tables)
     j["collectives"]["by_collective"][to_string(op)][inter ? "inter_node" : "intra_node"] = table_json(table);
   std::string out = spec::json_text(j) + "\n";
@@ -235,6 +263,9 @@ Calibration apply_patch(Calibration c, const ProfilePatch& patch) {
   for (const GpuFlashCurve& g : patch.flash_by_gpu)
     for (GpuFlashCurve& e : c.compute.flash_by_gpu)
       if (e.gpu == g.gpu) e.curve = g.curve;
+  for (const GpuGemmCurve& g : patch.gemm_by_gpu)
+    for (GpuGemmCurve& e : c.compute.gemm_by_gpu)
+      if (e.gpu == g.gpu && e.dtype == g.dtype) e.curve = g.curve;
   for (const auto& [op, inter, table] : patch.collective_tables)
     c.collectives.by_collective[static_cast<std::size_t>(op)][inter ? 1 : 0] = table;
   return c;
@@ -253,6 +284,8 @@ ProfilePatch profile_patch(const Calibration& base, const Calibration& now) {
   if (n.kernel_overhead != b.kernel_overhead) p.kernel_overhead_us = tidy(to_us(n.kernel_overhead));
   for (const GpuFlashCurve& g : n.flash_by_gpu)
     if (b.flash(g.gpu) != g.curve) p.flash_by_gpu.push_back(g);
+  for (const GpuGemmCurve& g : n.gemm_by_gpu)
+    if (b.curve(g.dtype, g.gpu) != g.curve) p.gemm_by_gpu.push_back(g);
   for (Collective op : kCollectives)
     for (bool inter : {false, true}) {
       const AlgoTable& t = now.collectives.by_collective[static_cast<std::size_t>(op)][inter ? 1 : 0];

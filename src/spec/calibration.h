@@ -54,10 +54,20 @@ struct GpuFlashCurve {
   bool operator==(const GpuFlashCurve&) const = default;
 };
 
+/// A GPU whose GEMMs of one dtype run on their own curve in a profile shared by several (Blackwell
+/// Ultra's NVFP4, calibration/dgx-b200.md).
+struct GpuGemmCurve {
+  std::string gpu;  ///< the GPU file's "name" (topologies/gpus/)
+  Dtype dtype = Dtype::bf16;
+  GemmCurve curve;
+  bool operator==(const GpuGemmCurve&) const = default;
+};
+
 /// Compute-side calibration.
 struct ComputeCalibration {
   /// Per dtype (indexed by Dtype); an entry with max_efficiency 0 means "not calibrated".
   std::array<GemmCurve, 6> gemm{};
+  std::vector<GpuGemmCurve> gemm_by_gpu;  ///< GPUs whose curve for a dtype differs
   double flash_fwd_efficiency = 0.0;   ///< fraction of peak for the attention core, forward
   double flash_bwd_efficiency = 0.0;   ///< same, backward
   double flash_seq_half = 0.0;         ///< FlashCurve::seq_half of those two (0: flat)
@@ -67,6 +77,12 @@ struct ComputeCalibration {
   double overlap_slowdown = 0.0;       ///< compute slowdown while NCCL kernels share the SMs (0.1 = 10%)
   double speed_spread = 0.0;           ///< relative std dev of kernel speed across the cluster's GPUs
   [[nodiscard]] const GemmCurve& curve(Dtype d) const { return gemm[static_cast<std::size_t>(d)]; }
+  /// The curve of dtype `d` on GPU `gpu` (by name): its own entry, else the profile's.
+  [[nodiscard]] const GemmCurve& curve(Dtype d, std::string_view gpu) const {
+    for (const GpuGemmCurve& g : gemm_by_gpu)
+      if (g.dtype == d && g.gpu == gpu) return g.curve;
+    return curve(d);
+  }
   /// The attention curve of GPU `gpu` (by name): its own entry, else the profile's.
   [[nodiscard]] FlashCurve flash(std::string_view gpu) const {
     for (const GpuFlashCurve& g : flash_by_gpu)
@@ -148,8 +164,9 @@ struct ProfilePatch {
   std::vector<std::pair<Dtype, GemmCurve>> gemm;  ///< curves replacing (or adding) these dtypes
   std::optional<double> memory_efficiency;
   std::optional<double> flash_fwd_efficiency, flash_bwd_efficiency;
-  /// Per-GPU attention curves replacing the base's entries of the same GPUs (notes kept).
+  /// Per-GPU attention and GEMM curves replacing the base's entries of the same GPUs (notes kept).
   std::vector<GpuFlashCurve> flash_by_gpu;
+  std::vector<GpuGemmCurve> gemm_by_gpu;
   std::optional<double> kernel_overhead_us, overlap_slowdown;
   /// Tables written under collectives.by_collective.<op>.<intra_node|inter_node>, replacing
   /// what the base has there: (collective, inter_node, table; unavailable entries are left out).

@@ -222,3 +222,51 @@ TEST_CASE("spec::load_calibration: Blackwell attention as cuDNN measures it", "[
   CHECK(b.flash("B300") == b.flash("GB300"));
   CHECK(b.flash("B200") == b.flash("GB200"));
 }
+
+TEST_CASE("spec::parse_calibration: GEMM curves by GPU and dtype", "[spec]") {
+  std::string own = with(R"("gemm": {"bf16": {"max_efficiency": 0.8, "mn_half": 1000000, "k_half": 256}},)",
+                         R"("gemm": {"bf16": {"max_efficiency": 0.8, "mn_half": 1000000, "k_half": 256}},
+                            "gemm_by_gpu": [{"gpu": "B300", "dtype": "bf16", "max_efficiency": 0.4, "mn_half": 1000000,
+                                             "k_half": 256}],)");
+  spec::ComputeCalibration c = parse_calibration(own, "cal.json").compute;
+  CHECK(c.curve(Dtype::bf16, "B300").max_efficiency == 0.4);
+  CHECK(c.curve(Dtype::bf16, "B200").max_efficiency == 0.8);
+  CHECK(c.curve(Dtype::bf16).max_efficiency == 0.8);
+  CHECK_THAT(cost::gemm_efficiency(c, Dtype::bf16, 0, 0, 0, 1.0, "B300"), WithinRel(0.4, 1e-12));
+  std::string twice = dtsim::test::replaced(own, R"("k_half": 256}],)",
+                                            R"("k_half": 256}, {"gpu": "B300", "dtype": "bf16", "max_efficiency": 0.5,
+                                               "mn_half": 1, "k_half": 1}],)");
+  CHECK_THROWS_WITH(parse_calibration(twice, "cal.json"),
+                    Equals("cal.json:/compute/gemm_by_gpu/1/dtype: expected one entry per GPU and dtype, got \"B300\" bf16 again"));
+  CHECK_THROWS_WITH(parse_calibration(dtsim::test::replaced(own, R"("dtype": "bf16")", R"("dtype": "int4")"), "cal.json"),
+                    StartsWith("cal.json:/compute/gemm_by_gpu/0/dtype: expected one of"));
+}
+
+TEST_CASE("spec::load_calibration: Blackwell Ultra's NVFP4 GEMMs as Transformer Engine measures them", "[spec]") {
+  // TransformerEngine docs/examples/gemm_profiling/gemm_profiling.rst (TE PR #2863; NVIDIA blog "How to
+  // Optimize Transformer-Based Models for Low-Precision Training"): one layer's twelve GEMMs
+  // (hidden 4096, FFN 16384, 15,872 tokens) on a B300, kernels only ("prequantized"): BF16 13.102 ms,
+  // MXFP8 7.161, NVFP4 3.764. The profile reproduces both ratios to the bf16 curve.
+  spec::Gpu b300 = spec::load_gpu(test::source_path("topologies/gpus/b300.json"));
+  spec::Calibration cal = shipped("dgx-b200");
+  const double t = 15872, h = 4096, f = 16384;
+  const double shapes[4][2] = {{3 * h, h}, {h, h}, {f, h}, {h, f}};  // {n, k} of QKV, proj, FC1, FC2 forward
+  auto layer_ms = [&](Dtype d) {
+    double ms = 0;
+    for (const auto& s : shapes) {
+      double n = s[0], k = s[1];
+      double gemm[3][3] = {{t, n, k}, {t, k, n}, {k, n, t}};  // fprop, dgrad, wgrad (m, n, k)
+      for (const auto& g : gemm) {
+        double eff = cost::gemm_efficiency(cal.compute, d, g[0], g[1], g[2], 1.0, b300.name);
+        ms += 2 * g[0] * g[1] * g[2] / (b300.peak(d).value() * eff) * 1e3;
+      }
+    }
+    return ms;
+  };
+  double bf16 = layer_ms(Dtype::bf16);
+  CHECK_THAT(layer_ms(Dtype::fp8) / bf16, WithinRel(7.161 / 13.102, 0.05));
+  CHECK_THAT(layer_ms(Dtype::fp4) / bf16, WithinRel(3.764 / 13.102, 0.05));
+  // B200 keeps the profile's fp4 curve (B200 measurements); GB300 takes B300's.
+  CHECK(cal.compute.curve(Dtype::fp4, "B200") == cal.compute.curve(Dtype::fp4));
+  CHECK(cal.compute.curve(Dtype::fp4, "GB300") == cal.compute.curve(Dtype::fp4, "B300"));
+}
