@@ -20,57 +20,60 @@ double fraction(ObjectReader& r, const std::string& key) {
   return v;
 }
 
-GemmCurve read_curve(ObjectReader r) {
+GemmCurve read_curve_fields(ObjectReader& r) {
   GemmCurve c;
   c.max_efficiency = fraction(r, "max_efficiency");
   c.mn_half = r.positive("mn_half", true);
   c.k_half = r.positive("k_half", true);
+  return c;
+}
+
+GemmCurve read_curve(ObjectReader r) {
+  GemmCurve c = read_curve_fields(r);
   r.finish();
   return c;
 }
 
-// "flash_by_gpu": [{"gpu": NAME, "flash_fwd_efficiency": F, "flash_bwd_efficiency": B,
-// "flash_seq_half": L}, ...], one entry per GPU name.
-std::vector<GpuFlashCurve> read_flash_by_gpu(ObjectReader& r) {
-  const nlohmann::json& arr = r.array("flash_by_gpu");
-  std::vector<GpuFlashCurve> out;
+// The objects of array `key`, each read by read(entry, the entries before it); "notes" allowed.
+template <class T, class Read>
+std::vector<T> read_entries(ObjectReader& r, const std::string& key, Read read) {
+  const nlohmann::json& arr = r.array(key);
+  std::vector<T> out;
   for (std::size_t i = 0; i < arr.size(); ++i) {
-    ObjectReader e(arr[i], r.file(), r.pointer("flash_by_gpu") + "/" + std::to_string(i));
-    GpuFlashCurve g;
-    g.gpu = e.string("gpu");
-    for (const GpuFlashCurve& seen : out)
-      if (seen.gpu == g.gpu) e.fail("gpu", "expected one entry per GPU, got \"" + g.gpu + "\" again");
-    g.curve.fwd = fraction(e, "flash_fwd_efficiency");
-    g.curve.bwd = fraction(e, "flash_bwd_efficiency");
-    g.curve.seq_half = e.optional_positive("flash_seq_half", true).value_or(0.0);
+    ObjectReader e(arr[i], r.file(), r.pointer(key) + "/" + std::to_string(i));
+    T entry = read(e, out);
     e.skip("notes");
     e.finish();
-    out.push_back(std::move(g));
+    out.push_back(std::move(entry));
   }
   return out;
 }
 
+// "flash_by_gpu": [{"gpu": NAME, "flash_fwd_efficiency": F, "flash_bwd_efficiency": B,
+// "flash_seq_half": L}, ...], one entry per GPU name.
+GpuFlashCurve read_flash_entry(ObjectReader& e, const std::vector<GpuFlashCurve>& seen) {
+  GpuFlashCurve g;
+  g.gpu = e.string("gpu");
+  for (const GpuFlashCurve& s : seen)
+    if (s.gpu == g.gpu) e.fail("gpu", "expected one entry per GPU, got \"" + g.gpu + "\" again");
+  g.curve.fwd = fraction(e, "flash_fwd_efficiency");
+  g.curve.bwd = fraction(e, "flash_bwd_efficiency");
+  g.curve.seq_half = e.optional_positive("flash_seq_half", true).value_or(0.0);
+  return g;
+}
+
 // "gemm_by_gpu": [{"gpu": NAME, "dtype": D, "max_efficiency": E, "mn_half": M, "k_half": K}, ...],
 // one entry per GPU and dtype.
-std::vector<GpuGemmCurve> read_gemm_by_gpu(ObjectReader& r) {
-  const nlohmann::json& arr = r.array("gemm_by_gpu");
-  std::vector<GpuGemmCurve> out;
-  for (std::size_t i = 0; i < arr.size(); ++i) {
-    ObjectReader e(arr[i], r.file(), r.pointer("gemm_by_gpu") + "/" + std::to_string(i));
-    GpuGemmCurve g;
-    g.gpu = e.string("gpu");
-    g.dtype = static_cast<Dtype>(e.choice("dtype", {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"}));
-    for (const GpuGemmCurve& seen : out)
-      if (seen.gpu == g.gpu && seen.dtype == g.dtype)
-        e.fail("dtype", "expected one entry per GPU and dtype, got \"" + g.gpu + "\" " + kDtypes[static_cast<std::size_t>(g.dtype)] + " again");
-    g.curve.max_efficiency = fraction(e, "max_efficiency");
-    g.curve.mn_half = e.positive("mn_half", true);
-    g.curve.k_half = e.positive("k_half", true);
-    e.skip("notes");
-    e.finish();
-    out.push_back(std::move(g));
-  }
-  return out;
+GpuGemmCurve read_gemm_entry(ObjectReader& e, const std::vector<GpuGemmCurve>& seen) {
+  GpuGemmCurve g;
+  g.gpu = e.string("gpu");
+  g.dtype = static_cast<Dtype>(e.choice("dtype", {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"}));
+  for (const GpuGemmCurve& s : seen)
+    if (s.gpu == g.gpu && s.dtype == g.dtype)
+      e.fail("dtype", "expected one entry per GPU and dtype, got \"" + g.gpu + "\" " +
+                          kDtypes[static_cast<std::size_t>(g.dtype)] + " again");
+  g.curve = read_curve_fields(e);
+  return g;
 }
 
 ComputeCalibration read_compute(ObjectReader r) {
@@ -81,12 +84,12 @@ ComputeCalibration read_compute(ObjectReader r) {
     else g.skip(kDtypes[i]);
   }
   g.finish();
-  if (r.has("gemm_by_gpu")) c.gemm_by_gpu = read_gemm_by_gpu(r);
+  if (r.has("gemm_by_gpu")) c.gemm_by_gpu = read_entries<GpuGemmCurve>(r, "gemm_by_gpu", read_gemm_entry);
   else r.skip("gemm_by_gpu");
   c.flash_fwd_efficiency = fraction(r, "flash_fwd_efficiency");
   c.flash_bwd_efficiency = fraction(r, "flash_bwd_efficiency");
   c.flash_seq_half = r.optional_positive("flash_seq_half", true).value_or(0.0);
-  if (r.has("flash_by_gpu")) c.flash_by_gpu = read_flash_by_gpu(r);
+  if (r.has("flash_by_gpu")) c.flash_by_gpu = read_entries<GpuFlashCurve>(r, "flash_by_gpu", read_flash_entry);
   else r.skip("flash_by_gpu");
   c.memory_efficiency = fraction(r, "memory_efficiency");
   c.kernel_overhead = us(r.positive("kernel_overhead_us", true));
