@@ -71,6 +71,7 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
   if (rc.moe_dispatcher) p.stack.software.moe_dispatcher = *rc.moe_dispatcher;
   if (rc.moe_a2a_overlap) p.stack.software.moe_a2a_overlap = *rc.moe_a2a_overlap;
   if (rc.cuda_graphs) p.stack.software.cuda_graphs = *rc.cuda_graphs;
+  if (rc.fp8_recipe) p.stack.software.fp8_recipe = *rc.fp8_recipe;
   const spec::Software& sw = p.stack.software;
   rc.train.grad_dtype = spec::main_grad_dtype(sw, rc.train.precision);
   if (rc.auto_recompute) pick_recompute(rc, p.cluster, sw.attention);
@@ -79,6 +80,11 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
     return file + ":" + vc.pointer + section + f;
   };
   spec::check_job(rc.model, p.cluster, vc.gpus, rc.par, rc.train, namer);
+  if (rc.train.precision == spec::Dtype::fp8 && sw.fp8_recipe == spec::Fp8Recipe::mxfp8 &&
+      cost::fp8_needs_transpose(p.cluster.gpu))
+    throw SpecError(file + ":" + vc.pointer + "/training/precision",
+                    "expected a Blackwell cluster for an MXFP8 recipe (block-scaled tensor cores), got " +
+                        p.cluster.gpu.name);
   p.outcome.assumptions = rc.assumptions;
   p.outcome.layout = layout(rc.par, rc.train);
   if (rc.model.is_moe() && rc.train.moe_capacity_factor > 0) {

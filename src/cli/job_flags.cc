@@ -109,10 +109,12 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
   app.add_option("--moe-a2a-overlap", f.moe_a2a_overlap,
                  "on|off: expert-parallel dispatch/combine overlapped with another micro-batch's compute");
   app.add_option("--bf16-layers-start", f.bf16_layers_start,
-                 "fp8/fp4 runs: leading transformer layers kept in bf16 (Megatron --num-layers-at-start-in-bf16)")
+                 "fp8/fp4 runs: leading transformer layers kept in bf16 (Megatron --num-layers-at-start-in-bf16; "
+                 "default: the stack's for fp8 current scaling, else 0)")
       ->check(CLI::Range(0, 1 << 20));
   app.add_option("--bf16-layers-end", f.bf16_layers_end,
-                 "fp8/fp4 runs: trailing transformer layers kept in bf16 (--num-layers-at-end-in-bf16)")
+                 "fp8/fp4 runs: trailing transformer layers kept in bf16 (--num-layers-at-end-in-bf16; default: as "
+                 "--bf16-layers-start)")
       ->check(CLI::Range(0, 1 << 20));
   app.add_option("--cpu-offload-layers", f.offload_layers,
                  "Activations of the first N layers offloaded to host memory between forward and backward "
@@ -191,8 +193,9 @@ spec::Training resolve_training(const JobFlags& f, const spec::Stack& stack, con
   t.optimizer = f.optimizer == "adam" ? spec::Optimizer::adam : spec::Optimizer::sgd;
   t.moe_imbalance = f.moe_imbalance;
   t.moe_capacity_factor = f.moe_capacity_factor;
-  t.bf16_layers_start = f.bf16_layers_start;
-  t.bf16_layers_end = f.bf16_layers_end;
+  std::int64_t edge = spec::current_scaling_bf16_layers(stack.defaults, t.precision, sw.fp8_recipe);
+  t.bf16_layers_start = f.bf16_layers_start >= 0 ? f.bf16_layers_start : edge;
+  t.bf16_layers_end = f.bf16_layers_end >= 0 ? f.bf16_layers_end : edge;
   t.offload_layers = f.offload_layers;
   t.fp8_params = t.precision == spec::Dtype::fp8 &&
                  on_off("--fp8-param-gather", f.fp8_param_gather, stack.defaults.fp8_param_gather.value_or(false));

@@ -29,7 +29,8 @@ struct JobFlags {
   std::string attention, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, overlap_p2p_comm, schedule;
   std::string fp8_recipe, fp8_param_gather, cuda_graphs;
   double moe_imbalance = 0, moe_capacity_factor = 0;
-  std::int64_t bf16_layers_start = 0, bf16_layers_end = 0, offload_layers = 0, recompute_layers = 0;
+  std::int64_t bf16_layers_start = -1, bf16_layers_end = -1;  ///< -1: the stack's (current scaling), else 0
+  std::int64_t offload_layers = 0, recompute_layers = 0;
   std::string moe_dispatcher, moe_a2a_overlap;
   std::vector<std::int64_t> stage_layers;
   double speed_spread = -1;  ///< < 0: the profile's

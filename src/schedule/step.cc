@@ -54,8 +54,14 @@ class Builder {
   TaskId dp_comm(StreamId stream, Comm::Op op, const cost::LocalLayerParams& params, double bytes_per_param,
                  std::span<const TaskId> deps, Label label, std::vector<TaskId>* done = nullptr);
   /// Bytes per parameter of the ZeRO parameter all-gather: 16-bit, or fp8 (--fp8-param-gather).
+  /// MXFP8 parameters travel in bf16: Megatron-Core gathers them through the gradient buffer
+  /// (reuse_grad_buf_for_mxfp8_param_ag, param_and_grad_buffer.py: "param_data ... view(torch.bfloat16)")
+  /// and casts them to MXFP8 during the copy out, since row- and column-wise MXFP8 copies cannot be
+  /// derived from one another (TE docs/features/low_precision_training/mxfp8).
   double param_gather_bytes() const {
-    return s_.train.fp8_params && s_.train.precision == spec::Dtype::fp8 ? 1.0 : 2.0;
+    bool fp8_wire = s_.train.fp8_params && s_.train.precision == spec::Dtype::fp8 &&
+                    s_.software.fp8_recipe != spec::Fp8Recipe::mxfp8;
+    return fp8_wire ? 1.0 : 2.0;
   }
   PassCost pass_cost(std::int64_t stage, std::int64_t chunk, bool forward) const;
   /// Interned cost of a (stage, chunk, direction) pass: computed once, shared by its micro-batches.

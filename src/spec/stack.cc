@@ -58,6 +58,14 @@ Software read_software(ObjectReader r) {
   return s;
 }
 
+}  // namespace
+
+std::int64_t current_scaling_bf16_layers(const StackDefaults& defaults, Dtype precision, Fp8Recipe recipe) {
+  return precision == Dtype::fp8 && recipe == Fp8Recipe::current ? defaults.current_scaling_bf16_layers.value_or(0) : 0;
+}
+
+namespace {
+
 StackDefaults read_defaults(ObjectReader r) {
   StackDefaults d;
   if (auto rc = r.optional_choice("recompute", {"none", "selective", "full"})) d.recompute = static_cast<Recompute>(*rc);
@@ -67,6 +75,7 @@ StackDefaults read_defaults(ObjectReader r) {
   d.micro_batch = r.optional_integer("micro_batch", 1, 1 << 20);
   d.expert_tensor_parallel = r.optional_integer("expert_tensor_parallel", 1, 1 << 16);
   d.fp8_param_gather = r.optional_boolean("fp8_param_gather");
+  d.current_scaling_bf16_layers = r.optional_integer("current_scaling_bf16_layers", 0, 1 << 20);
   r.finish();
   return d;
 }

@@ -116,8 +116,14 @@ struct StackDefaults {
   std::optional<std::int64_t> expert_tensor_parallel;
   /// fp8 runs keep and all-gather parameters in fp8 (Megatron-Bridge precision presets).
   std::optional<bool> fp8_param_gather;
+  /// fp8 current-scaling runs keep this many transformer layers in bf16 at each end of the model
+  /// (Megatron-Bridge bf16_with_fp8_current_scaling_mixed: first_last_layers_bf16, 1 + 1).
+  std::optional<std::int64_t> current_scaling_bf16_layers;
   bool operator==(const StackDefaults&) const = default;
 };
+
+/// The layers kept in bf16 at each end of an fp8 run by `defaults` (current scaling only), else 0.
+[[nodiscard]] std::int64_t current_scaling_bf16_layers(const StackDefaults& defaults, Dtype precision, Fp8Recipe recipe);
 
 /// One version of a stack.
 struct Stack {

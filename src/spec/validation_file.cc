@@ -234,6 +234,7 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
     f.offload_layers = e.optional_integer("offload_layers", 1, 1 << 20);
     if (auto g = e.optional_string("cuda_graphs")) f.cuda_graphs = parse_cuda_graphs(*g, e.where("cuda_graphs"));
     f.mtp_layers = e.optional_integer("mtp_layers", 0, 64);
+    if (auto r = e.optional_choice("fp8_recipe", {"delayed", "current", "mxfp8"})) f.fp8_recipe = static_cast<Fp8Recipe>(*r);
     f.source = e.string("source");
     static_cast<void>(e.optional_string("notes"));
     if (f.source.empty()) e.fail("source", "expected where the recipe says so (repository, path, commit), got \"\"");
@@ -292,6 +293,8 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            recipes, facts, c);
       fill(c.mtp_layers, facts.mtp_layers, "mtp_layers", facts.mtp_layers ? std::to_string(*facts.mtp_layers) : "",
            recipes, facts, c);
+      fill(c.fp8_recipe, facts.fp8_recipe, "fp8_recipe", facts.fp8_recipe ? to_string(*facts.fp8_recipe) : "", recipes,
+           facts, c);
     }
     if (!found) unmatched.push_back(id);
   }
@@ -350,11 +353,19 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   rc.moe_dispatcher = c.moe_dispatcher;
   rc.moe_a2a_overlap = c.moe_a2a_overlap;
   rc.cuda_graphs = c.cuda_graphs;
+  rc.fp8_recipe = c.fp8_recipe;
   rc.train.seq_len = c.seq_len;
   rc.train.precision = c.precision.value_or(d.precision.value_or(Dtype::bf16));
   rc.train.fp8_params = rc.train.precision == Dtype::fp8 && d.fp8_param_gather.value_or(false);
   if (rc.train.fp8_params) rc.assumptions.push_back("fp8 parameters, all-gathered in fp8" + recipe);
   if (!c.precision) note("precision", to_string(rc.train.precision), d.precision.has_value(), "");
+  std::int64_t edge =
+      current_scaling_bf16_layers(d, rc.train.precision, c.fp8_recipe.value_or(stack.software.fp8_recipe));
+  if (edge > 0) {
+    rc.train.bf16_layers_start = rc.train.bf16_layers_end = edge;
+    rc.assumptions.push_back("fp8 current scaling: the first and last " + std::to_string(edge) +
+                             " transformer layer(s) in bf16" + recipe);
+  }
   rc.auto_recompute = !c.recompute && !d.recompute;
   rc.train.recompute = c.recompute.value_or(d.recompute.value_or(Recompute::none));
   if (!c.recompute) {

@@ -661,3 +661,31 @@ TEST_CASE("cli simulate --engine events: the event-driven engine, analytical and
                      "all-to-all flows counting 3), got "));
 
 }
+
+TEST_CASE("cli validate: a recipe's fp8 scaling is priced; MXFP8 off Blackwell is not predicted", "[cli]") {
+  TempDir tmp;
+  // Llama 3 8B on 8 GPUs in fp8, once on B200s and once on H100s; the recipes file says MXFP8.
+  auto one = [](const std::string& id, const std::string& cluster) {
+    return R"({"id": ")" + id + R"(", "model": {"name": "Llama 3 8B", "layers": 32, "hidden": 4096, "heads": 32,
+      "kv_heads": 8, "ffn_hidden": 14336, "activation": "swiglu", "vocab": 128256, "moe_experts": null,
+      "moe_topk": null, "moe_ffn_hidden": null}, "cluster": ")" + cluster + R"(", "gpus": 8, "gpus_per_node": 8,
+      "parallel": {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "ep": 1, "vp": 1, "zero_stage": 1, "sequence_parallel": false},
+      "training": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192, "recompute": "none", "precision": "fp8"},
+      "measured": {"iteration_s": 4.0}})";
+  };
+  std::string path = tmp.write("v.json", R"({"schema": "dtsim-validation-cases/1", "cases": [)" + one("b200", "dgx-b200") +
+                                             "," + one("h100", "dgx-h100") + "]}");
+  std::string recipes = tmp.write("r.json", R"({"schema": "dtsim-validation-recipes/1", "cases": {
+      "b200": {"fp8_recipe": "mxfp8", "source": "table: FP8-MX"}, "h100": {"fp8_recipe": "mxfp8", "source": "s"}}})");
+  json mx = run_json("validate '" + path + "' --json --recipes '" + recipes + "'");
+  json plain = run_json("validate '" + path + "' --json --no-recipes");
+  REQUIRE(mx.at("cases").size() == 2);
+  const json& b200 = mx.at("cases")[0];
+  CHECK_THAT(b200.at("assumptions").dump(), Contains("fp8_recipe null -> mxfp8 (recipe: table: FP8-MX)"));
+  // MXFP8 prices its own quantization: a different step from the stack's current scaling.
+  CHECK(b200.at("predicted_s").get<double>() != plain.at("cases")[0].at("predicted_s").get<double>());
+  const json& h100 = mx.at("cases")[1];
+  CHECK(h100.at("predicted_s").is_null());
+  CHECK_THAT(h100.at("reason").get<std::string>(),
+             Contains("/cases/1/training/precision") && Contains("expected a Blackwell cluster for an MXFP8 recipe"));
+}

@@ -212,7 +212,10 @@ TEST_CASE("calibration/residuals.json: what dtsim validate gives on the shipped 
 TEST_CASE("calibration/holdout/mbridge-26.02.json: every published 26.02 run is predicted", "[cli]") {
   // Out-of-sample: the Megatron-Bridge 26.02 table (not in shared/, never fitted to); README
   // "Runs dtsim has not seen" reports its errors. What is pinned here is coverage, not accuracy.
-  auto r = run_dtsim("validate calibration/holdout/mbridge-26.02.json --json", DTSIM_SOURCE_DIR);
+  // The recipes file carries what the table states and the case schema cannot: FP8-MX rows' scaling.
+  auto r = run_dtsim("validate calibration/holdout/mbridge-26.02.json --recipes "
+                     "calibration/holdout/mbridge-26.02-recipes.json --json",
+                     DTSIM_SOURCE_DIR);
   REQUIRE(r.status == 0);
   json v = json::parse(r.out);
   REQUIRE(v.at("cases").size() == 33);
@@ -220,6 +223,8 @@ TEST_CASE("calibration/holdout/mbridge-26.02.json: every published 26.02 run is 
     INFO(c.at("id").get<std::string>());
     CHECK(c.contains("predicted_s"));
     CHECK(c.at("framework") == "nemo-megatron-bridge");
+    bool mx = c.at("id").get<std::string>().find("FP8-MX") != std::string::npos;
+    CHECK((c.at("assumptions").dump().find("fp8_recipe null -> mxfp8") != std::string::npos) == mx);
   }
   CHECK(v.at("summary").at("n") == 33);
 }

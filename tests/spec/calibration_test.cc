@@ -242,11 +242,11 @@ TEST_CASE("spec::parse_calibration: GEMM curves by GPU and dtype", "[spec]") {
                     StartsWith("cal.json:/compute/gemm_by_gpu/0/dtype: expected one of"));
 }
 
-TEST_CASE("spec::load_calibration: Blackwell Ultra's NVFP4 GEMMs as Transformer Engine measures them", "[spec]") {
+TEST_CASE("spec::load_calibration: Blackwell Ultra's GEMMs as Transformer Engine measures them", "[spec]") {
   // TransformerEngine docs/examples/gemm_profiling/gemm_profiling.rst (TE PR #2863; NVIDIA blog "How to
   // Optimize Transformer-Based Models for Low-Precision Training"): one layer's twelve GEMMs
   // (hidden 4096, FFN 16384, 15,872 tokens) on a B300, kernels only ("prequantized"): BF16 13.102 ms,
-  // MXFP8 7.161, NVFP4 3.764. The profile reproduces both ratios to the bf16 curve.
+  // MXFP8 7.161, NVFP4 3.764. B300's own curves reproduce each time (and so both ratios).
   spec::Gpu b300 = spec::load_gpu(test::source_path("topologies/gpus/b300.json"));
   spec::Calibration cal = shipped("dgx-b200");
   const double t = 15872, h = 4096, f = 16384;
@@ -264,9 +264,25 @@ TEST_CASE("spec::load_calibration: Blackwell Ultra's NVFP4 GEMMs as Transformer 
     return ms;
   };
   double bf16 = layer_ms(Dtype::bf16);
-  CHECK_THAT(layer_ms(Dtype::fp8) / bf16, WithinRel(7.161 / 13.102, 0.05));
-  CHECK_THAT(layer_ms(Dtype::fp4) / bf16, WithinRel(3.764 / 13.102, 0.05));
-  // B200 keeps the profile's fp4 curve (B200 measurements); GB300 takes B300's.
-  CHECK(cal.compute.curve(Dtype::fp4, "B200") == cal.compute.curve(Dtype::fp4));
-  CHECK(cal.compute.curve(Dtype::fp4, "GB300") == cal.compute.curve(Dtype::fp4, "B300"));
+  CHECK_THAT(bf16, WithinRel(13.102, 0.02));
+  CHECK_THAT(layer_ms(Dtype::fp8), WithinRel(7.161, 0.02));
+  CHECK_THAT(layer_ms(Dtype::fp4), WithinRel(3.764, 0.02));
+  CHECK_THAT(layer_ms(Dtype::fp8) / bf16, WithinRel(7.161 / 13.102, 0.03));
+  CHECK_THAT(layer_ms(Dtype::fp4) / bf16, WithinRel(3.764 / 13.102, 0.03));
+  // The B200 curves (B200 measurements) run this layer's bf16 GEMMs ~5% slower: mamf-finder's
+  // sustained fp8 rate is 2,969 TFLOP/s on a B300 and 2,788 on a B200 (x1.065).
+  double b200_bf16 = 0;
+  for (const auto& s : shapes) {
+    double n = s[0], k = s[1];
+    double gemm[3][3] = {{t, n, k}, {t, k, n}, {k, n, t}};
+    for (const auto& g : gemm)
+      b200_bf16 += 2 * g[0] * g[1] * g[2] /
+                   (b300.peak(Dtype::bf16).value() * cost::gemm_efficiency(cal.compute, Dtype::bf16, g[0], g[1], g[2], 1.0, "B200")) * 1e3;
+  }
+  CHECK_THAT(b200_bf16 / bf16, WithinRel(1.045, 0.03));
+  // B200 keeps the profile's curves; GB300 takes B300's.
+  for (Dtype d : {Dtype::bf16, Dtype::fp8, Dtype::fp4}) {
+    CHECK(cal.compute.curve(d, "B200") == cal.compute.curve(d));
+    CHECK(cal.compute.curve(d, "GB300") == cal.compute.curve(d, "B300"));
+  }
 }

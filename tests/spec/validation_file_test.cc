@@ -225,3 +225,24 @@ TEST_CASE("spec::parse_recipes_file: every entry names a source; unknown keys ar
   RecipesFile shipped = load_recipes_file(std::string(DTSIM_SOURCE_DIR) + "/calibration/validation-recipes.json");
   CHECK_FALSE(shipped.cases.empty());
 }
+
+TEST_CASE("spec::apply_recipes: an fp8 scaling recipe the case's \"fp8\" leaves open", "[spec]") {
+  // The validation schema's "fp8" covers every scaling recipe; a recipes file names the run's.
+  ValidationFile f = parse_validation_file(with(R"("precision": "fp16")", R"("precision": "fp8")"), "v.json");
+  RecipesFile r = parse_recipes_file(
+      R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {"fp8_recipe": "mxfp8", "source": "table: FP8-MX"}}})",
+      "r.json");
+  CHECK(apply_recipes(f, r).empty());
+  ResolvedCase rc = resolve_case(f.cases[0], "v.json", kGeneric);
+  REQUIRE(rc.fp8_recipe.has_value());
+  CHECK(*rc.fp8_recipe == Fp8Recipe::mxfp8);
+  CHECK_THAT(rc.assumptions, VectorContains(std::string("fp8_recipe null -> mxfp8 (recipe: table: FP8-MX)")));
+  // Without a recipe the stack's scaling applies (nothing set here).
+  ValidationFile plain = parse_validation_file(kFile, "v.json");
+  CHECK_FALSE(resolve_case(plain.cases[0], "v.json", kGeneric).fp8_recipe.has_value());
+  CHECK_THROWS_WITH(
+      parse_recipes_file(
+          R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {"fp8_recipe": "blockwise", "source": "s"}}})",
+          "r.json"),
+      Catch::Matchers::StartsWith("r.json:/cases/c0/fp8_recipe: expected one of"));
+}
