@@ -55,6 +55,7 @@ void flash(std::vector<Op>& out, const LayerShape& s, bool backward) {
     if (layer_share <= 0) return;
     Op op{.name = std::string(name) + (backward ? ".bwd" : ""), .kind = OpKind::attention, .backward = backward};
     op.m = length;
+    op.k = (s.head_dim + s.v_dim) / 2;  // the heads' mean width: QK^T runs at head_dim, PV at v_dim
     op.flops = flops(pass * causal * key_share * layer_share);
     op.bytes = bytes(pass * io * layer_share);
     op.kernels = layer_share;
@@ -252,7 +253,8 @@ OpTiming op_timing(const Op& op, const ComputeContext& ctx) {
     t.compute = op.flops / (peak * t.efficiency * op.sm_share);
   } else if (op.kind == OpKind::attention) {
     // op.m: the causal-equivalent length one attention kernel runs (flash()).
-    t.efficiency = cal.flash(ctx.gpu->name).at(op.backward, op.m);
+    // op.k: the heads' width (flash()).
+    t.efficiency = cal.flash(ctx.gpu->name).at(op.backward, op.m, op.k);
     // Attention runs in 16 bits even in fp8 recipes (Transformer Engine keeps DPA in bf16).
     t.compute = op.flops / (ctx.gpu->peak(Dtype::bf16) * t.efficiency);
   }

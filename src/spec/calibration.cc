@@ -49,8 +49,41 @@ std::vector<T> read_entries(ObjectReader& r, const std::string& key, Read read) 
   return out;
 }
 
+// "flash_head_dim": [[WIDTH, FWD, BWD], ...]: widths increasing, multipliers relative to width
+// 128, which must be [128, 1, 1] (the curves are measured there).
+std::vector<HeadDimPoint> read_head_dim(ObjectReader& r) {
+  std::vector<HeadDimPoint> out;
+  if (!r.has("flash_head_dim")) {
+    r.skip("flash_head_dim");
+    return out;
+  }
+  const nlohmann::json& arr = r.array("flash_head_dim");
+  std::string where = r.pointer("flash_head_dim");
+  bool has_128 = false;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const nlohmann::json& p = arr[i];
+    std::string at = where + "/" + std::to_string(i);
+    bool ok = p.is_array() && p.size() == 3;
+    for (std::size_t k = 0; ok && k < 3; ++k) ok = p[k].is_number() && p[k].get<double>() > 0 && std::isfinite(p[k].get<double>());
+    if (!ok) throw SpecError(r.file() + ":" + at, "expected [width, forward, backward], three positive numbers, got " + describe(p));
+    HeadDimPoint h{p[0].get<double>(), p[1].get<double>(), p[2].get<double>()};
+    if (!out.empty() && h.dim <= out.back().dim)
+      throw SpecError(r.file() + ":" + at + "/0", "expected widths in increasing order, got " + describe(p[0]) +
+                                                      " after " + describe(arr[i - 1][0]));
+    if (h.dim == 128) {
+      if (h.fwd != 1 || h.bwd != 1)
+        throw SpecError(r.file() + ":" + at, "expected [128, 1, 1] (multipliers are relative to width 128), got " +
+                                                 describe(p));
+      has_128 = true;
+    }
+    out.push_back(h);
+  }
+  if (!has_128) throw SpecError(r.file() + ":" + where, "expected a point [128, 1, 1] among the widths, got none");
+  return out;
+}
+
 // "flash_by_gpu": [{"gpu": NAME, "flash_fwd_efficiency": F, "flash_bwd_efficiency": B,
-// "flash_seq_half": L}, ...], one entry per GPU name.
+// "flash_seq_half": L, "flash_head_dim": [...]}, ...], one entry per GPU name.
 GpuFlashCurve read_flash_entry(ObjectReader& e, const std::vector<GpuFlashCurve>& seen) {
   GpuFlashCurve g;
   g.gpu = e.string("gpu");
@@ -59,6 +92,7 @@ GpuFlashCurve read_flash_entry(ObjectReader& e, const std::vector<GpuFlashCurve>
   g.curve.fwd = fraction(e, "flash_fwd_efficiency");
   g.curve.bwd = fraction(e, "flash_bwd_efficiency");
   g.curve.seq_half = e.optional_positive("flash_seq_half", true).value_or(0.0);
+  g.curve.head_dim = read_head_dim(e);
   return g;
 }
 
@@ -89,6 +123,7 @@ ComputeCalibration read_compute(ObjectReader r) {
   c.flash_fwd_efficiency = fraction(r, "flash_fwd_efficiency");
   c.flash_bwd_efficiency = fraction(r, "flash_bwd_efficiency");
   c.flash_seq_half = r.optional_positive("flash_seq_half", true).value_or(0.0);
+  c.flash_head_dim = read_head_dim(r);
   if (r.has("flash_by_gpu")) c.flash_by_gpu = read_entries<GpuFlashCurve>(r, "flash_by_gpu", read_flash_entry);
   else r.skip("flash_by_gpu");
   c.memory_efficiency = fraction(r, "memory_efficiency");

@@ -37,11 +37,34 @@ struct GemmCurve {
 /// eff(L) = fwd or bwd * L / (L + seq_half), L the causal-equivalent sequence one kernel runs
 /// (cuDNN's measured throughput rises with length as the causal diagonal's partial tiles and the
 /// per-launch prologue amortize; calibration/dgx-b200.md). seq_half 0: the same at every length.
+/// An attention kernel's speed at head width `dim` relative to width 128 (the width the curve is
+/// measured at), forward and backward: a tile's softmax and bookkeeping do not shrink with the
+/// head, so narrow heads run their FLOPs slower (calibration/dgx-h100.md, dgx-b200.md).
+struct HeadDimPoint {
+  double dim = 128, fwd = 1, bwd = 1;
+  bool operator==(const HeadDimPoint&) const = default;
+};
+
 struct FlashCurve {
   double fwd = 0.0, bwd = 0.0, seq_half = 0.0;
-  [[nodiscard]] double at(bool backward, double length) const {
+  /// Increasing widths; linear between points, flat beyond the ends; empty: no width effect.
+  std::vector<HeadDimPoint> head_dim;
+  /// Efficiency of a kernel of `length` causal-equivalent tokens (0: the flat value) whose heads
+  /// are `dim` wide (the mean of the query/key and value widths; 0: 128).
+  [[nodiscard]] double at(bool backward, double length, double dim = 0) const {
     double e = backward ? bwd : fwd;
-    return seq_half > 0 && length > 0 ? e * length / (length + seq_half) : e;
+    if (seq_half > 0 && length > 0) e *= length / (length + seq_half);
+    return e * width_factor(backward, dim);
+  }
+  [[nodiscard]] double width_factor(bool backward, double dim) const {
+    if (head_dim.empty() || dim <= 0) return 1.0;
+    auto value = [&](const HeadDimPoint& p) { return backward ? p.bwd : p.fwd; };
+    if (dim <= head_dim.front().dim) return value(head_dim.front());
+    for (std::size_t i = 1; i < head_dim.size(); ++i) {
+      const HeadDimPoint &a = head_dim[i - 1], &b = head_dim[i];
+      if (dim <= b.dim) return value(a) + (value(b) - value(a)) * (dim - a.dim) / (b.dim - a.dim);
+    }
+    return value(head_dim.back());
   }
   bool operator==(const FlashCurve&) const = default;
 };
@@ -71,6 +94,7 @@ struct ComputeCalibration {
   double flash_fwd_efficiency = 0.0;   ///< fraction of peak for the attention core, forward
   double flash_bwd_efficiency = 0.0;   ///< same, backward
   double flash_seq_half = 0.0;         ///< FlashCurve::seq_half of those two (0: flat)
+  std::vector<HeadDimPoint> flash_head_dim;  ///< FlashCurve::head_dim of the profile's curve
   std::vector<GpuFlashCurve> flash_by_gpu;  ///< GPUs whose attention curve differs
   double memory_efficiency = 0.0;      ///< achieved / peak HBM bandwidth for element-wise kernels
   Seconds kernel_overhead;             ///< fixed cost per kernel (launch, tail)
@@ -86,8 +110,12 @@ struct ComputeCalibration {
   /// The attention curve of GPU `gpu` (by name): its own entry, else the profile's.
   [[nodiscard]] FlashCurve flash(std::string_view gpu) const {
     for (const GpuFlashCurve& g : flash_by_gpu)
-      if (g.gpu == gpu) return g.curve;
-    return {flash_fwd_efficiency, flash_bwd_efficiency, flash_seq_half};
+      if (g.gpu == gpu) {
+        FlashCurve c = g.curve;
+        if (c.head_dim.empty()) c.head_dim = flash_head_dim;  // the profile's, unless its own
+        return c;
+      }
+    return {flash_fwd_efficiency, flash_bwd_efficiency, flash_seq_half, flash_head_dim};
   }
   bool operator==(const ComputeCalibration&) const = default;
 };

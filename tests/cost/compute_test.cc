@@ -288,3 +288,26 @@ TEST_CASE("cost::layer_forward: windowed layers run their own attention kernel a
   CHECK(named(dense, "attn.core.bwd").m == 4096);
   CHECK(std::none_of(dense.begin(), dense.end(), [](const cost::Op& op) { return op.name == "attn.core.window.bwd"; }));
 }
+
+TEST_CASE("cost::layer_forward: attention kernels carry their heads' width", "[cost]") {
+  // The width prices the kernel (calibration flash_head_dim): gpt-oss's heads are 64 wide, Llama's
+  // 128, DeepSeek-V3's MLA heads 192 (query/key) and 128 (value), a mean of 160.
+  std::string root = DTSIM_SOURCE_DIR;
+  auto width = [&](const char* model) {
+    spec::Model m = spec::load_model(root + "/models/" + model + ".json");
+    auto fwd = cost::layer_forward(cost::layer_shape(m, spec::Parallel{}, 1, 4096), spec::AttentionKernel::flash,
+                                   spec::Dtype::bf16);
+    return named(fwd, "attn.core").k;
+  };
+  CHECK(width("gpt-oss-120b") == 64);
+  CHECK(width("llama3-8b") == 128);
+  CHECK(width("deepseek-v3") == 160);
+  // On the H100 profile a 64-wide kernel runs its FLOPs at 0.72 of a 128-wide one's rate.
+  spec::Gpu h100 = spec::load_gpu(root + "/topologies/gpus/h100-sxm5-80gb.json");
+  spec::Calibration cal = spec::load_calibration("dgx-h100", "test");
+  cost::ComputeContext ctx{.gpu = &h100, .cal = &cal.compute, .precision = spec::Dtype::bf16};
+  cost::Op narrow{.name = "a", .kind = cost::OpKind::attention, .m = 4096, .k = 64, .flops = Flops{1e12}};
+  cost::Op wide = narrow;
+  wide.k = 128;
+  CHECK_THAT(cost::op_timing(wide, ctx).efficiency / cost::op_timing(narrow, ctx).efficiency, WithinRel(1 / 0.72, 1e-9));
+}

@@ -201,6 +201,58 @@ TEST_CASE("spec::parse_calibration: attention curves by length and by GPU", "[sp
                     StartsWith("cal.json:/compute/flash_seq_half: expected a number >= 0"));
 }
 
+TEST_CASE("spec::parse_calibration: attention speed by head width", "[spec]") {
+  std::string table = with(R"("flash_bwd_efficiency": 0.5,)",
+                           R"("flash_bwd_efficiency": 0.5, "flash_head_dim": [[64, 0.7, 0.8], [128, 1, 1], [256, 0.9, 1]],
+                              "flash_by_gpu": [{"gpu": "GB300", "flash_fwd_efficiency": 0.8, "flash_bwd_efficiency": 0.6},
+                                               {"gpu": "B300", "flash_fwd_efficiency": 0.8, "flash_bwd_efficiency": 0.6,
+                                                "flash_head_dim": [[64, 0.5, 0.5], [128, 1, 1]]}],)");
+  spec::ComputeCalibration c = parse_calibration(table, "cal.json").compute;
+  spec::FlashCurve f = c.flash("B200");
+  CHECK(f.at(false, 0, 128) == 0.6);                     // measured at 128
+  CHECK(f.at(false, 0, 0) == 0.6);                       // no width: 128
+  CHECK_THAT(f.at(false, 0, 64), WithinRel(0.6 * 0.7, 1e-12));
+  CHECK_THAT(f.at(true, 0, 96), WithinRel(0.5 * 0.9, 1e-12));   // halfway from 0.8 to 1
+  CHECK_THAT(f.at(false, 0, 192), WithinRel(0.6 * 0.95, 1e-12));
+  CHECK_THAT(f.at(false, 0, 32), WithinRel(0.6 * 0.7, 1e-12));  // flat beyond the ends
+  CHECK_THAT(f.at(false, 0, 512), WithinRel(0.6 * 0.9, 1e-12));
+  CHECK_THAT(c.flash("GB300").at(false, 0, 64), WithinRel(0.8 * 0.7, 1e-12));  // the profile's table
+  CHECK_THAT(c.flash("B300").at(false, 0, 64), WithinRel(0.8 * 0.5, 1e-12));   // its own
+  // Without a table the width does not matter.
+  CHECK(parse_calibration(kProfile, "cal.json").compute.flash("any").at(false, 0, 64) == 0.6);
+  auto bad = [&](const std::string& points) {
+    return with(R"("flash_bwd_efficiency": 0.5,)", R"("flash_bwd_efficiency": 0.5, "flash_head_dim": )" + points + ",");
+  };
+  CHECK_THROWS_WITH(parse_calibration(bad("[[64, 0.7, 0.8]]"), "cal.json"),
+                    Equals("cal.json:/compute/flash_head_dim: expected a point [128, 1, 1] among the widths, got none"));
+  CHECK_THROWS_WITH(parse_calibration(bad("[[128, 1, 1], [64, 0.7, 0.8]]"), "cal.json"),
+                    Equals("cal.json:/compute/flash_head_dim/1/0: expected widths in increasing order, got 64 after 128"));
+  CHECK_THROWS_WITH(parse_calibration(bad("[[128, 0.9, 1]]"), "cal.json"),
+                    StartsWith("cal.json:/compute/flash_head_dim/0: expected [128, 1, 1]"));
+  CHECK_THROWS_WITH(parse_calibration(bad("[[64, -1, 0.8], [128, 1, 1]]"), "cal.json"),
+                    StartsWith("cal.json:/compute/flash_head_dim/0: expected [width, forward, backward], three positive numbers"));
+  CHECK_THROWS_WITH(parse_calibration(bad("[64, 0.7, 0.8]"), "cal.json"),
+                    StartsWith("cal.json:/compute/flash_head_dim/0: expected [width, forward, backward]"));
+}
+
+TEST_CASE("spec::load_calibration: head-width tables reproduce their measurements", "[spec]") {
+  // H100: cuDNN in FlashAttention-3's Figs. 5-6 (Shah et al. 2024), 16k tokens, causal forward
+  // 388 / 539 / 509 TFLOP/s at head width 64 / 128 / 256, backward 433 / 516 at 64 / 128.
+  spec::FlashCurve h = shipped("dgx-h100").compute.flash("H100-SXM5-80GB");
+  CHECK_THAT(h.width_factor(false, 64), WithinRel(388.0 / 539, 0.01));
+  CHECK_THAT(h.width_factor(false, 256), WithinRel(509.0 / 539, 0.01));
+  CHECK_THAT(h.width_factor(true, 64), WithinRel(433.0 / 516, 0.01));
+  // GB200, cuDNN (NVIDIA/cudnn-frontend sdpa_benchmark_training results @ e99b0d0b, 2 x 16k, causal):
+  // DeepSeek-V3's MLA heads (192 query/key, 128 value; mean width 160) 1,810 / 1,165 TFLOP/s
+  // forward / backward against Llama 3.1's (128) 1,728 / 1,327; cuDNN counts the backward as
+  // 3 d_qk + 2 d_v (832 per score) where dtsim counts 2.5 (d_qk + d_v) = 800.
+  spec::FlashCurve b = shipped("dgx-b200").compute.flash("GB200");
+  CHECK_THAT(b.width_factor(false, 160), WithinRel(1810.0 / 1728, 0.01));
+  CHECK_THAT(b.width_factor(true, 160), WithinRel(1165.0 / 1327 * 800 / 832, 0.01));
+  // B200, FlashAttention-4 (Dao-AILab/flash-attention PR #2605), causal forward at 4k: 713 at 64, 1,114 at 128.
+  CHECK_THAT(b.width_factor(false, 64), WithinRel(713.0 / 1114, 0.01));
+}
+
 TEST_CASE("spec::load_calibration: Blackwell attention as cuDNN measures it", "[spec]") {
   // cuDNN 9.13.1 causal SDPA, 128 query / 8 KV heads of 128 (NVIDIA/cudnn-frontend
   // benchmark/sdpa_benchmark_training/artifacts/sdpa_bf16_benchmark_results_NVIDIA_{B200,GB300}.csv
