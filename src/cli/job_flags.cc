@@ -295,6 +295,9 @@ Job resolve_job(const JobFlags& f) {
   j.par.sequence_parallel = f.sp;
   j.par.stage_layers = f.stage_layers;
   j.train = resolve_training(f, j.stack, j.software);
+  if ((f.bf16_layers_start < 0 && j.train.bf16_layers_start > 0) || (f.bf16_layers_end < 0 && j.train.bf16_layers_end > 0))
+    j.notes.push_back("bf16 layers: first " + std::to_string(j.train.bf16_layers_start) + ", last " +
+                      std::to_string(j.train.bf16_layers_end) + " (" + j.stack.label() + " fp8 current-scaling recipe)");
   j.train.micro_batch = f.mbs;
   j.train.recompute = parse_recompute(f.recompute);
   j.auto_recompute = j.train.recompute == spec::Recompute::automatic;

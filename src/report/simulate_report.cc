@@ -19,6 +19,7 @@ nlohmann::json config_json(const JobView& j) {
           {"micro_batch", j.train.micro_batch}, {"global_batch", j.train.global_batch},
           {"seq_len", j.train.seq_len}, {"recompute", spec::to_string(j.train.recompute)}, {"recompute_layers", j.train.recompute_layers},
           {"precision", spec::to_string(j.train.precision)}, {"grad_dtype", spec::to_string(j.train.grad_dtype)},
+          {"bf16_layers_start", j.train.bf16_layers_start}, {"bf16_layers_end", j.train.bf16_layers_end},
           {"optimizer", spec::to_string(j.train.optimizer)}, {"framework", j.stack},
           {"attention", spec::to_string(j.software.attention)}, {"tp_comm_overlap", j.software.tp_comm_overlap},
           {"overlap_grad_reduce", j.software.overlap_grad_reduce},
@@ -44,6 +45,9 @@ std::string layout_line(const JobView& j) {
          (j.par.sequence_parallel ? "on" : "off") + "\n  training mbs " + n(j.train.micro_batch) + "  gbs " +
          n(j.train.global_batch) + "  seq " + n(j.train.seq_len) + "  " + spec::to_string(j.train.precision) +
          (j.train.precision == spec::Dtype::fp8 ? std::string(" (") + spec::to_string(j.software.fp8_recipe) + " scaling)" : "") +
+         (j.train.bf16_layers_start + j.train.bf16_layers_end > 0
+              ? "  bf16 layers " + n(j.train.bf16_layers_start) + "+" + n(j.train.bf16_layers_end)
+              : std::string()) +
          "  recompute " + cost::recompute_text(j.train) + "  grads " + spec::to_string(j.train.grad_dtype) +
          "  " + spec::to_string(j.train.optimizer) + "\n  software " + j.stack + ": attention " + spec::to_string(j.software.attention) +
          ", tp-comm-overlap " + (j.software.tp_comm_overlap ? "on" : "off") + ", overlap-grad-reduce " +
