@@ -254,7 +254,7 @@ OpTiming op_timing(const Op& op, const ComputeContext& ctx) {
   } else if (op.kind == OpKind::attention) {
     // op.m: the causal-equivalent length one attention kernel runs (flash()).
     // op.k: the heads' width (flash()).
-    t.efficiency = cal.flash(ctx.gpu->name).at(op.backward, op.m, op.k);
+    t.efficiency = cal.flash_efficiency(ctx.gpu->name, op.backward, op.m, op.k);
     // Attention runs in 16 bits even in fp8 recipes (Transformer Engine keeps DPA in bf16).
     t.compute = op.flops / (ctx.gpu->peak(Dtype::bf16) * t.efficiency);
   }

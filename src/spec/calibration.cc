@@ -321,7 +321,7 @@ ProfilePatch profile_patch(const Calibration& base, const Calibration& now) {
   p.overlap_slowdown = diff(b.overlap_slowdown, n.overlap_slowdown);
   if (n.kernel_overhead != b.kernel_overhead) p.kernel_overhead_us = tidy(to_us(n.kernel_overhead));
   for (const GpuFlashCurve& g : n.flash_by_gpu)
-    if (b.flash(g.gpu) != g.curve) p.flash_by_gpu.push_back(g);
+    if (b.flash(g.gpu) != n.flash(g.gpu)) p.flash_by_gpu.push_back(g);  // as each resolves (head widths filled)
   for (const GpuGemmCurve& g : n.gemm_by_gpu)
     if (b.curve(g.dtype, g.gpu) != g.curve) p.gemm_by_gpu.push_back(g);
   for (Collective op : kCollectives)

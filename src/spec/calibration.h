@@ -5,6 +5,7 @@
 // measurements.
 #include <array>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -34,9 +35,6 @@ struct GemmCurve {
 };
 
 /// The fused attention kernel's efficiency (fraction of the bf16 peak) over its length:
-/// eff(L) = fwd or bwd * L / (L + seq_half), L the causal-equivalent sequence one kernel runs
-/// (cuDNN's measured throughput rises with length as the causal diagonal's partial tiles and the
-/// per-launch prologue amortize; calibration/dgx-b200.md). seq_half 0: the same at every length.
 /// An attention kernel's speed at head width `dim` relative to width 128 (the width the curve is
 /// measured at), forward and backward: a tile's softmax and bookkeeping do not shrink with the
 /// head, so narrow heads run their FLOPs slower (calibration/dgx-h100.md, dgx-b200.md).
@@ -45,6 +43,22 @@ struct HeadDimPoint {
   bool operator==(const HeadDimPoint&) const = default;
 };
 
+/// The multiplier of `points` (increasing widths) at width `dim`: linear between points, flat
+/// beyond the ends; 1 without points or without a width (dim <= 0).
+[[nodiscard]] inline double head_width_factor(std::span<const HeadDimPoint> points, bool backward, double dim) {
+  if (points.empty() || dim <= 0) return 1.0;
+  auto value = [&](const HeadDimPoint& p) { return backward ? p.bwd : p.fwd; };
+  if (dim <= points.front().dim) return value(points.front());
+  for (std::size_t i = 1; i < points.size(); ++i) {
+    const HeadDimPoint &a = points[i - 1], &b = points[i];
+    if (dim <= b.dim) return value(a) + (value(b) - value(a)) * (dim - a.dim) / (b.dim - a.dim);
+  }
+  return value(points.back());
+}
+
+/// eff(L) = fwd or bwd * L / (L + seq_half), L the causal-equivalent sequence one kernel runs
+/// (cuDNN's measured throughput rises with length as the causal diagonal's partial tiles and the
+/// per-launch prologue amortize; calibration/dgx-b200.md). seq_half 0: the same at every length.
 struct FlashCurve {
   double fwd = 0.0, bwd = 0.0, seq_half = 0.0;
   /// Increasing widths; linear between points, flat beyond the ends; empty: no width effect.
@@ -57,14 +71,7 @@ struct FlashCurve {
     return e * width_factor(backward, dim);
   }
   [[nodiscard]] double width_factor(bool backward, double dim) const {
-    if (head_dim.empty() || dim <= 0) return 1.0;
-    auto value = [&](const HeadDimPoint& p) { return backward ? p.bwd : p.fwd; };
-    if (dim <= head_dim.front().dim) return value(head_dim.front());
-    for (std::size_t i = 1; i < head_dim.size(); ++i) {
-      const HeadDimPoint &a = head_dim[i - 1], &b = head_dim[i];
-      if (dim <= b.dim) return value(a) + (value(b) - value(a)) * (dim - a.dim) / (b.dim - a.dim);
-    }
-    return value(head_dim.back());
+    return head_width_factor(head_dim, backward, dim);
   }
   bool operator==(const FlashCurve&) const = default;
 };
@@ -116,6 +123,19 @@ struct ComputeCalibration {
         return c;
       }
     return {flash_fwd_efficiency, flash_bwd_efficiency, flash_seq_half, flash_head_dim};
+  }
+  /// flash(gpu).at(backward, length, dim) without copying the curve (the cost model's hot path).
+  [[nodiscard]] double flash_efficiency(std::string_view gpu, bool backward, double length, double dim) const {
+    for (const GpuFlashCurve& g : flash_by_gpu)
+      if (g.gpu == gpu) {
+        const FlashCurve& c = g.curve;
+        double e = (backward ? c.bwd : c.fwd);
+        if (c.seq_half > 0 && length > 0) e *= length / (length + c.seq_half);
+        return e * head_width_factor(c.head_dim.empty() ? flash_head_dim : c.head_dim, backward, dim);
+      }
+    double e = backward ? flash_bwd_efficiency : flash_fwd_efficiency;
+    if (flash_seq_half > 0 && length > 0) e *= length / (length + flash_seq_half);
+    return e * head_width_factor(flash_head_dim, backward, dim);
   }
   bool operator==(const ComputeCalibration&) const = default;
 };
