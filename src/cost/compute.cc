@@ -181,6 +181,13 @@ std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision, const Fu
   std::vector<Op> e{memory("norm1", th, norm_bytes, norm_kernels), memory("attn.bda", th, bda_bytes, bda_kernels),
                     memory("norm2", th, norm_bytes, norm_kernels), memory("mlp.act", ffn_elems, act_bytes, act_kernels),
                     memory("mlp.bda", th, bda_bytes, bda_kernels)};
+  // A clamped GLU as Megatron-Core runs it (megatron/core/fusions/fused_bias_geglu.py,
+  // weighted_bias_quick_geglu_impl with clamp_value, gpt-oss): the gate and linear halves are
+  // clamped and concatenated by PyTorch ops before the fused activation kernel reads them -- two
+  // clamps (read 2, write 2 per element of each half) and a cat (read 4, write 4): 16 bytes per
+  // element of the activation's output in 3 kernels. (It also builds its linear-offset tensor on the
+  // device each call, a blocking host-to-device copy not priced here.)
+  if (s.glu_clamp && s.gate > 1) e.push_back(memory("mlp.act.clamp", ffn_elems, 8 * kAct, 3));
   if (s.experts_local > 0) e.push_back(memory("moe.permute", s.expert_tokens * s.hidden, 4 * kAct, 2));
   // Rotary embedding (Megatron-Core apply_rope_fusion: one fused kernel) rotates Q and K in place.
   // Unfused (torchtitan apply_rotary_emb): per tensor an fp32 upcast (read 2, write 4), a complex

@@ -28,6 +28,7 @@ struct LayerShape {
   bool rotary = false;     ///< rotary position embedding applied to Q and K in every layer
   bool mlp_bias = false;   ///< the MLP and projection linears carry biases (Megatron GPT)
   bool rms_norm = false;   ///< RMSNorm (else LayerNorm)
+  bool glu_clamp = false;  ///< a clamped GLU (spec::Model::activation_clamp)
   double tp = 1;
   double cp = 1;
   // MoE (zero experts = dense)

@@ -62,13 +62,16 @@ ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec
   // 2sbh norm-1 input + QKV input + 2sbh norm-2 input + FC1 input + 2 x sbh dropout masks.
   a.replicated = (6.0 + 2 * in) * s.hidden;
   a.sharded = 2.0 * (s.q_width + 2 * s.kv_width) + in * s.q_width;  // Q, K, V; the projection's input
+  // A clamped GLU saves the FC1 output twice: as the clamps' input and, clamped, as the
+  // activation's (compute.cc, "mlp.act.clamp").
+  double fc1_out = s.glu_clamp ? 4.0 : 2.0;
   if (m.is_moe()) {
     // Per routed copy: the experts' FC1 input, FC1 output, FC2 input (the activation's output).
     double per_token = static_cast<double>(m.moe_topk);
-    a.sharded += per_token * (2.0 * s.expert_ffn * s.gate + in * s.expert_ffn + in * s.hidden) +
-                 2.0 * s.shared_ffn * s.gate + in * s.shared_ffn + 4.0 * s.experts;
+    a.sharded += per_token * (fc1_out * s.expert_ffn * s.gate + in * s.expert_ffn + in * s.hidden) +
+                 fc1_out * s.shared_ffn * s.gate + in * s.shared_ffn + 4.0 * s.experts;
   } else {
-    a.sharded += 2.0 * s.ffn * s.gate + in * s.ffn;
+    a.sharded += fc1_out * s.ffn * s.gate + in * s.ffn;
   }
   double sq = s.seq / s.cp;
   if (attn == spec::AttentionKernel::unfused) a.scores = 5.0 * s.batch * s.heads * sq * s.seq;

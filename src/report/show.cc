@@ -23,7 +23,8 @@ nlohmann::json model_json(const spec::Model& m, std::int64_t seq) {
                        {"max_position", m.max_position}, {"tied_embeddings", m.tied_embeddings},
                        {"norm", spec::to_string(m.norm)}, {"linear_bias", spec::to_string(m.linear_bias)},
                        {"qk_norm", m.qk_norm}, {"moe_experts", m.moe_experts}, {"moe_topk", m.moe_topk},
-                       {"moe_ffn_hidden", m.moe_ffn_hidden}, {"moe_shared_ffn_hidden", m.moe_shared_ffn_hidden}};
+                       {"moe_ffn_hidden", m.moe_ffn_hidden}, {"moe_shared_ffn_hidden", m.moe_shared_ffn_hidden},
+                       {"activation_clamp", m.activation_clamp}};
   j["parameters"] = p.total(m.layers);
   j["active_parameters"] = p.active(m.layers);
   j["per_layer"] = {{"attention", p.layer.attention}, {"mlp", p.layer.mlp}, {"mlp_active", p.layer.mlp_active},

@@ -125,6 +125,7 @@ Model read_deepseek_v3(ObjectReader& r) {
 Model read_gpt_oss(ObjectReader& r) {
   Model m = read_rotary_decoder(r);
   m.activation = Activation::swiglu;  // clamped SwiGLU (modeling_gpt_oss.py GptOssExperts)
+  m.activation_clamp = r.optional_positive("swiglu_limit").value_or(7.0);
   m.linear_bias = r.optional_boolean("attention_bias").value_or(true) ? LinearBias::all : LinearBias::none;
   m.moe_experts = r.integer("num_local_experts", 2, 1 << 16);
   m.moe_topk = r.optional_integer("num_experts_per_tok", 1, 1 << 16).value_or(4);

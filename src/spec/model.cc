@@ -67,6 +67,10 @@ Model read_native(ObjectReader& r) {
   m.sliding_window_full_every = r.optional_integer("sliding_window_full_every", 1, kMax).value_or(0);
   if (m.sliding_window_full_every > 0 && m.sliding_window == 0)
     r.fail("sliding_window", "missing required key (sliding_window_full_every is set)");
+  m.activation_clamp = r.optional_positive("activation_clamp").value_or(0);
+  if (m.activation_clamp > 0 && !m.gated())
+    r.fail("activation_clamp", std::string("expected a gated activation (swiglu, gated_gelu) to clamp, got ") +
+                                   to_string(m.activation));
   r.finish();
   return m;
 }

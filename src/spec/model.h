@@ -58,6 +58,9 @@ struct Model {
   std::int64_t sliding_window = 0;
   /// Every n-th layer keeps full attention, the others use the window (gpt-oss: 2, alternating).
   std::int64_t sliding_window_full_every = 0;
+  /// A clamped GLU (gpt-oss swiglu_limit 7): the gate clamped from above and the linear half to
+  /// [-c, c] before the activation; 0 = no clamp. Needs a gated activation.
+  double activation_clamp = 0;
 
   [[nodiscard]] bool is_moe() const { return moe_experts > 0; }
   /// Layers with experts.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cost/compute.h"
+#include "cost/memory.h"
 #include "cost/layer_shape.h"
 #include "spec/calibration.h"
 #include "spec/load.h"
@@ -139,6 +140,37 @@ TEST_CASE("cost::layer_forward: unfused element-wise chains move their intermedi
   // The backward moves twice the forward's element-wise bytes, fused or not.
   auto eager_b = cost::layer_backward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16, {}, std::nullopt, none);
   CHECK(named(eager_b, "norm1.bwd").bytes.value() == th * 72);
+}
+
+TEST_CASE("cost::layer_forward: a clamped GLU's clamps and cat run outside the fused activation", "[cost]") {
+  spec::Model oss = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/gpt-oss-120b.json");
+  REQUIRE(oss.activation_clamp == 7.0);
+  spec::Parallel par;
+  par.dp = 8;
+  par.ep = 8;
+  cost::LayerShape sh = cost::layer_shape(oss, par, 1, 4096);
+  REQUIRE(sh.glu_clamp);
+  auto fwd = cost::layer_forward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16);
+  // Per element of the activation's output: two clamps (4 B each) and the cat (8 B), 3 kernels.
+  const cost::Op& clamp = named(fwd, "mlp.act.clamp");
+  CHECK(clamp.bytes.value() == sh.expert_tokens * sh.expert_ffn * 16);
+  CHECK(clamp.kernels == 3);
+  auto bwd = cost::layer_backward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16);
+  CHECK(named(bwd, "mlp.act.clamp.bwd").bytes.value() == sh.expert_tokens * sh.expert_ffn * 32);
+  // The same model without the clamp has no such kernels, and each layer's activations shrink.
+  spec::Model plain = oss;
+  plain.activation_clamp = 0;
+  cost::LayerShape p = cost::layer_shape(plain, par, 1, 4096);
+  auto none = cost::layer_forward(p, spec::AttentionKernel::flash, spec::Dtype::bf16);
+  CHECK(std::none_of(none.begin(), none.end(), [](const cost::Op& o) { return o.name == "mlp.act.clamp"; }));
+  spec::Training t;
+  t.micro_batch = 1;
+  t.seq_len = 4096;
+  double with = cost::layer_activation_bytes(oss, par, t, spec::AttentionKernel::flash).value();
+  double without = cost::layer_activation_bytes(plain, par, t, spec::AttentionKernel::flash).value();
+  // The FC1 output is kept twice (the clamps' input and the clamped copy): 2 x 2 x 2880 bytes more
+  // per routed token copy.
+  CHECK_THAT(with - without, WithinRel(4096.0 * 4 * 2 * 2 * 2880, 1e-9));
 }
 
 TEST_CASE("cost::expected_max_normal: Blom's approximation of the normal maximum", "[cost]") {

@@ -206,6 +206,7 @@ TEST_CASE("spec::load_model: MoE configs (DeepSeek-V3, Kimi K2, gpt-oss, Qwen3-M
     CHECK(hf.sliding_window == p.sliding_window);
     CHECK(hf.sliding_window_full_every == p.sliding_window_full_every);
     CHECK(hf.qk_norm == p.qk_norm);
+    CHECK(hf.activation_clamp == p.activation_clamp);
     CHECK_THAT(dtsim::cost::count_params(hf).total(hf.layers),
                WithinRel(dtsim::cost::count_params(p).total(p.layers), 1e-12));
   }

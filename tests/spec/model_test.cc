@@ -105,6 +105,10 @@ TEST_CASE("spec::parse_model: MoE layout fields (dense layers, MLA, MTP, windows
                     Equals("m.json:/mla/qk_nope_head_dim: missing required key"));
   CHECK_THROWS_WITH(parse_model(gpt3(R"("sliding_window_full_every": 2)"), "m.json"),
                     Equals("m.json:/sliding_window: missing required key (sliding_window_full_every is set)"));
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("activation_clamp": 7)"), "m.json"),
+                    Equals("m.json:/activation_clamp: expected a gated activation (swiglu, gated_gelu) to clamp, got gelu"));
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("activation_clamp": -1)"), "m.json"),
+                    Equals("m.json:/activation_clamp: expected a number > 0, got -1"));
   CHECK_THROWS_WITH(parse_model(gpt3(R"("mla": {"kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
       "v_head_dim": 128, "rank": 1})"), "m.json"),
                     Catch::Matchers::StartsWith("m.json:/mla/rank: unknown key"));
