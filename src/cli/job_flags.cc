@@ -81,6 +81,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
                    "With --recompute full: recompute only the first N layers of each pipeline chunk (Megatron "
                    "--recompute-method block --recompute-num-layers N; default: all)")
         ->check(CLI::Range(1, 1 << 20));
+    app.add_option("--recompute-modules", f.recompute_modules,
+                   "With --recompute selective: the Megatron-Core modules recomputed, among core_attn, layernorm, "
+                   "mlp, moe_act, mla_up_proj, moe, shared_experts joined by commas (--recompute-modules; "
+                   "default: core_attn)");
     app.add_option("--stage-layers", f.stage_layers, "Layers per pipeline stage, comma separated")->delimiter(',');
   }
   app.add_option("--gbs", f.gbs, "Global batch size (sequences)")->check(CLI::Range(1, 1 << 30));
@@ -305,6 +309,11 @@ Job resolve_job(const JobFlags& f) {
   j.train.recompute_layers = f.recompute_layers;
   if (f.recompute_layers > 0 && j.train.recompute != spec::Recompute::full)
     throw SpecError("--recompute-layers", "expected --recompute full with it, got --recompute " + f.recompute);
+  if (!f.recompute_modules.empty()) {
+    if (j.train.recompute != spec::Recompute::selective)
+      throw SpecError("--recompute-modules", "expected --recompute selective with it, got --recompute " + f.recompute);
+    j.train.recompute_modules = spec::parse_recompute_modules(f.recompute_modules, "--recompute-modules");
+  }
   spec::check_job(j.model, j.cluster, j.gpus, j.par, j.train);
   if (j.train.precision == spec::Dtype::fp8 && j.software.fp8_recipe == spec::Fp8Recipe::mxfp8 &&
       cost::fp8_needs_transpose(j.cluster.gpu))

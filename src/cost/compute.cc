@@ -403,10 +403,35 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
   return ops;
 }
 
-std::vector<Op> selective_recompute(const LayerShape& s, AttentionKernel attn) {
+std::vector<Op> selective_recompute(const std::vector<Op>& forward, const LayerShape& s, std::uint32_t modules) {
+  namespace rm = spec::recompute_module;
+  bool moe = s.experts_local > 0, mla = s.kv_lora > 0;
+  auto any = [](std::string_view name, std::initializer_list<std::string_view> names) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  auto recomputed = [&](const Op& op) {
+    std::string_view n = op.name;
+    // core_attn: the attention kernels (every softmax, score and dropout kernel when unfused) and
+    // context parallelism's merges of the partial results.
+    if ((modules & rm::core_attn) && (op.kind == OpKind::attention || n.starts_with("attn.cp.") ||
+                                      any(n, {"attn.qk", "attn.softmax", "attn.dropout", "attn.av"})))
+      return true;
+    // layernorm: the norms that are modules of their own in Megatron-Core's Transformer Engine
+    // layer spec -- before the experts (pre_mlp_layernorm) and before MLA's down-projections
+    // (input_layernorm); the others are fused into the next Linear (TELayerNormColumnParallelLinear).
+    if ((modules & rm::layernorm) && ((moe && n == "norm2") || (mla && n == "norm1"))) return true;
+    if ((modules & rm::mla_up_proj) && mla && any(n, {"attn.q_up", "attn.kv_up", "attn.rope"})) return true;
+    bool act = any(n, {"mlp.act", "mlp.act.clamp"});
+    if ((modules & rm::moe_act) && moe && act) return true;
+    bool mlp = act || any(n, {"mlp.fc1", "mlp.fc2", "fp8.quantize.fc1_in", "fp8.quantize.fc2_in"});
+    if ((modules & rm::mlp) && !moe && mlp) return true;
+    bool shared = n.starts_with("moe.shared.") || n == "fp8.quantize.shared_fc2_in";
+    if ((modules & (rm::moe | rm::shared_experts)) && moe && shared) return true;
+    return (modules & rm::moe) && moe && (mlp || n.starts_with("moe."));
+  };
   std::vector<Op> ops;
-  if (attn == AttentionKernel::flash) flash(ops, s, false);
-  else unfused_forward(ops, s);
+  for (const Op& op : forward)
+    if (recomputed(op)) ops.push_back(op);
   return ops;
 }
 

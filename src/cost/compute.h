@@ -131,9 +131,12 @@ struct OpTiming {
                                              const TpOverlapShape& overlap = {},
                                              std::optional<spec::Dtype> accumulate_into = std::nullopt,
                                              const Fusions& fusions = {});
-/// Forward ops re-run inside backward by selective recompute (the attention core,
-/// Korthikanti et al. 2022 sec. 5).
-[[nodiscard]] std::vector<Op> selective_recompute(const LayerShape& s, spec::AttentionKernel attn);
+/// The ops of a layer's `forward` that selective recompute re-runs inside the backward, for the
+/// Megatron-Core modules in `modules` (spec::recompute_module bits; core_attn is the attention core
+/// of Korthikanti et al. 2022 sec. 5). Only kernels: the collectives of a recomputed block (TP
+/// around a dense MLP, EP around an MoE block) are the caller's.
+[[nodiscard]] std::vector<Op> selective_recompute(const std::vector<Op>& forward, const LayerShape& s,
+                                                  std::uint32_t modules);
 
 /// Embedding lookup forward (first stage) and its gradient scatter-add.
 [[nodiscard]] std::vector<Op> embedding_ops(const LayerShape& s, bool backward);

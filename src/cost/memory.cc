@@ -55,22 +55,36 @@ double saved_input_bytes(spec::Dtype precision) {
   return precision == spec::Dtype::fp8 ? 1.0 : precision == spec::Dtype::fp4 ? 0.5625 : 2.0;
 }
 
+// `modules`: the selective-recompute modules (spec::recompute_module bits) whose tensors are not
+// kept: an output-discarding module (layernorm, moe_act, mla_up_proj) frees its output, a
+// checkpointed one (mlp, moe, shared_experts) everything between its input and its output.
 ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec::AttentionKernel attn,
-                                 spec::Dtype precision) {
+                                 spec::Dtype precision, std::uint32_t modules) {
+  namespace rm = spec::recompute_module;
   ActivationTerms a;
   double in = saved_input_bytes(precision);
-  // 2sbh norm-1 input + QKV input + 2sbh norm-2 input + FC1 input + 2 x sbh dropout masks.
+  bool moe = m.is_moe(), mla = m.mla.on();
+  // 2sbh norm-1 input + QKV input + 2sbh norm-2 input + FC1 input + 2 x sbh dropout masks. The
+  // QKV and FC1 inputs are the norms' outputs; a norm that is a module of its own (before the
+  // experts; before MLA's down-projections) drops its output under layernorm recompute.
   a.replicated = (6.0 + 2 * in) * s.hidden;
-  a.sharded = 2.0 * (s.q_width + 2 * s.kv_width) + in * s.q_width;  // Q, K, V; the projection's input
+  if (modules & rm::layernorm) a.replicated -= in * s.hidden * ((moe ? 1.0 : 0.0) + (mla ? 1.0 : 0.0));
+  // Q, K, V (MLA's after its up-projections and RoPE); the projection's input.
+  if (!(mla && (modules & rm::mla_up_proj))) a.sharded = 2.0 * (s.q_width + 2 * s.kv_width);
+  a.sharded += in * s.q_width;
   // A clamped GLU saves the FC1 output twice: as the clamps' input and, clamped, as the
   // activation's (compute.cc, "mlp.act.clamp").
   double fc1_out = s.glu_clamp ? 4.0 : 2.0;
-  if (m.is_moe()) {
-    // Per routed copy: the experts' FC1 input, FC1 output, FC2 input (the activation's output).
+  if (moe) {
+    // Per routed copy: the experts' FC1 input, FC1 output, FC2 input (the activation's output);
+    // moe_act recompute keeps only the FC1 output, the activation's input.
     double per_token = static_cast<double>(m.moe_topk);
-    a.sharded += per_token * (fc1_out * s.expert_ffn * s.gate + in * s.expert_ffn + in * s.hidden) +
-                 fc1_out * s.shared_ffn * s.gate + in * s.shared_ffn + 4.0 * s.experts;
-  } else {
+    double experts = (modules & rm::moe_act) ? 2.0 * s.expert_ffn * s.gate + in * s.hidden
+                                             : fc1_out * s.expert_ffn * s.gate + in * s.expert_ffn + in * s.hidden;
+    double shared = fc1_out * s.shared_ffn * s.gate + in * s.shared_ffn;
+    if (!(modules & rm::moe)) a.sharded += per_token * experts + 4.0 * s.experts;
+    if (!(modules & (rm::moe | rm::shared_experts))) a.sharded += shared;
+  } else if (!(modules & rm::mlp)) {
     a.sharded += fc1_out * s.ffn * s.gate + in * s.ffn;
   }
   double sq = s.seq / s.cp;
@@ -104,8 +118,9 @@ Bytes layer_activation_bytes(const spec::Model& m, const spec::Parallel& par, co
                              spec::AttentionKernel attn) {
   LayerShape s = layer_shape(m, par, t.micro_batch, t.seq_len);
   if (t.recompute == Recompute::full) return bytes(2.0 * s.tokens * s.hidden * s.sp);
-  ActivationTerms a = activation_terms(m, s, attn, t.precision);
-  double scores = t.recompute == Recompute::selective ? 0.0 : a.scores;
+  std::uint32_t modules = t.selective_modules();
+  ActivationTerms a = activation_terms(m, s, attn, t.precision, modules);
+  double scores = (modules & spec::recompute_module::core_attn) ? 0.0 : a.scores;
   return bytes(s.tokens * (a.replicated * s.sp + a.sharded) + scores);
 }
 
@@ -204,6 +219,8 @@ spec::Training least_recompute_that_fits(const spec::Model& m, const spec::Clust
 
 std::string recompute_text(const spec::Training& t) {
   std::string s = spec::to_string(t.recompute);
+  if (t.recompute == Recompute::selective && t.recompute_modules != 0)
+    s += " (" + spec::recompute_modules_text(t.recompute_modules) + ")";
   if (t.recompute == Recompute::full && t.recompute_layers > 0)
     s += " (first " + std::to_string(t.recompute_layers) + " layer" + (t.recompute_layers > 1 ? "s" : "") +
          " of each chunk)";

@@ -37,6 +37,7 @@ std::vector<std::string> job_flags(const JobDraft& j) {
   add(out, "--precision", j.precision);
   add(out, "--recompute", j.recompute);
   add(out, "--recompute-layers", j.recompute_layers);
+  add(out, "--recompute-modules", j.recompute_modules);
   if (j.zero) out.insert(out.end(), {"--zero", std::to_string(*j.zero)});
   add(out, "--grad-dtype", j.grad_dtype);
   add(out, "--optimizer", j.optimizer);

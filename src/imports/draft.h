@@ -21,6 +21,7 @@ struct JobDraft {
   std::optional<std::string> precision;  ///< fp16, bf16 or fp8
   std::optional<std::string> recompute;  ///< none, selective or full
   std::optional<std::int64_t> recompute_layers;
+  std::optional<std::string> recompute_modules;  ///< comma separated, as --recompute-modules
   std::optional<int> zero;
   std::optional<std::string> grad_dtype, optimizer, attention, fp8_recipe;
   std::optional<bool> tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, fp8_param_gather;

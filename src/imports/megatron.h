@@ -60,6 +60,8 @@ class Args {
   std::optional<std::string> choice(const std::string& name, std::initializer_list<const char*> choices);
   /// One known value, or nullopt when absent.
   std::optional<std::string> text(const std::string& name);
+  /// Every word after `name` (nargs='*'), or nullopt when absent.
+  std::optional<std::vector<std::string>> words(const std::string& name);
   /// "FILE:LINE" of the flag `name` (its last occurrence).
   [[nodiscard]] std::string where(const std::string& name) const;
   /// Marks `name` read and lists it in `ignored` with `why` (when present).

@@ -171,6 +171,17 @@ std::optional<std::string> Args::text(const std::string& name) {
   return one_value(*a, "a value").text;
 }
 
+std::optional<std::vector<std::string>> Args::words(const std::string& name) {
+  const Arg* a = last(name);
+  if (a == nullptr) return std::nullopt;
+  std::vector<std::string> out;
+  for (const shell::Word& v : a->values) {
+    if (!v.known) fail(v.line(), "expected values for " + name + ", got " + quoted(v.text) + " (set outside the script)");
+    out.push_back(v.text);
+  }
+  return out;
+}
+
 void Args::ignore(const std::string& name, const std::string& why) {
   if (last(name) != nullptr) out_.ignored.push_back(printable(name) + " (" + why + ")");
 }

@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "imports/megatron.h"
+#include "spec/job.h"
 
 namespace dtsim::imports::megatron {
 namespace {
@@ -101,13 +102,22 @@ void read_recompute(Args& a, JobDraft& j, Imported& out) {
     method = "uniform";
     out.notes.push_back("recompute = full (--checkpoint-activations, the old --recompute-granularity full)");
   }
+  auto modules = a.words("--recompute-modules");
   if (granularity != "full") {
     if (granularity) j.recompute = "selective";
+    if (!granularity && modules) a.ignore("--recompute-modules", "applies only with --recompute-granularity selective");
+    if (granularity && modules && !modules->empty()) {
+      std::string list;
+      for (const std::string& m : *modules) list += (list.empty() ? "" : ",") + m;
+      static_cast<void>(spec::parse_recompute_modules(list, a.where("--recompute-modules")));
+      j.recompute_modules = list;
+    }
     if (method) a.ignore(method_flag, "applies only with --recompute-granularity full");
     if (layers) a.ignore(layers_flag, "applies only with --recompute-granularity full");
     return;
   }
   j.recompute = "full";
+  if (modules) a.ignore("--recompute-modules", "applies only with --recompute-granularity selective");
   if (!method) {
     out.notes.push_back("recompute: --recompute-granularity full without --recompute-method (Megatron-LM needs "
                         "uniform or block); taken as uniform, every layer recomputed");

@@ -8,6 +8,7 @@
 
 #include "core/errors.h"
 #include "imports/nemo.h"
+#include "spec/job.h"
 
 namespace dtsim::imports::nemo {
 namespace {
@@ -127,10 +128,27 @@ void read_recompute(Recipe& r, JobDraft& j, Imported& out) {
                          {"uniform", "block"});
   auto layers = r.integer(join_paths(model_paths("activations_checkpoint_num_layers"), model_paths("recompute_num_layers")),
                           1, std::numeric_limits<std::int32_t>::max());
+  auto modules = r.find(model_paths("recompute_modules"));
   if (granularity != "full") {
     if (granularity) j.recompute = "selective";
+    if (granularity && modules) {
+      // Megatron-Core TransformerConfig.recompute_modules: a list of module names.
+      if (modules->node->kind != yaml::Node::Kind::sequence)
+        r.fail(*modules, "expected a list of module names for " + modules->path + ", got " + yaml::describe(*modules->node));
+      std::string list;
+      for (const auto& item : modules->node->items) {
+        if (item->kind != yaml::Node::Kind::scalar)
+          r.fail(*modules, "expected module names in " + modules->path + ", got " + yaml::describe(*item));
+        list += (list.empty() ? "" : ",") + item->value;
+      }
+      if (!list.empty()) {
+        static_cast<void>(spec::parse_recompute_modules(list, r.where(*modules)));
+        j.recompute_modules = list;
+      }
+    }
     return;
   }
+  if (modules) out.notes.push_back("recompute_modules: applies only with selective granularity (not used)");
   j.recompute = "full";
   if (method == "block" && layers) {
     j.recompute_layers = layers;

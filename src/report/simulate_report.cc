@@ -11,6 +11,14 @@
 namespace dtsim::report {
 namespace {
 
+// The selective-recompute modules in effect, by name (empty unless recompute is selective).
+nlohmann::json recompute_module_list(std::uint32_t mask) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [name, bit] : spec::recompute_module_names())
+    if (mask & bit) out.push_back(name);
+  return out;
+}
+
 nlohmann::json config_json(const JobView& j) {
   return {{"model", j.model->name}, {"cluster", j.cluster->name}, {"gpu", j.cluster->gpu.name},
           {"calibration", j.calibration}, {"gpus", j.gpus}, {"nodes", j.cluster->nodes_for(j.gpus)},
@@ -18,6 +26,7 @@ nlohmann::json config_json(const JobView& j) {
           {"vp", j.par.vp}, {"zero_stage", j.par.zero_stage}, {"sequence_parallel", j.par.sequence_parallel},
           {"micro_batch", j.train.micro_batch}, {"global_batch", j.train.global_batch},
           {"seq_len", j.train.seq_len}, {"recompute", spec::to_string(j.train.recompute)}, {"recompute_layers", j.train.recompute_layers},
+          {"recompute_modules", recompute_module_list(j.train.selective_modules())},
           {"precision", spec::to_string(j.train.precision)}, {"grad_dtype", spec::to_string(j.train.grad_dtype)},
           {"bf16_layers_start", j.train.bf16_layers_start}, {"bf16_layers_end", j.train.bf16_layers_end},
           {"optimizer", spec::to_string(j.train.optimizer)}, {"framework", j.stack},

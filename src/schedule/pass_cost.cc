@@ -271,7 +271,7 @@ LayerKernels layer_kernels(const StepSpec& s) {
   if (s.train.recompute == spec::Recompute::full)
     k.recompute = k.forward;
   else if (s.train.recompute == spec::Recompute::selective)
-    k.recompute = cost::selective_recompute(sh, attn);
+    k.recompute = cost::selective_recompute(k.forward, sh, s.train.selective_modules());
   return k;
 }
 
@@ -297,7 +297,14 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
     for (Segment& seg : lc.backward.segments) seg.category = Category::recompute;
     lc.recompute_flops = lc.forward_flops;
   } else if (s.train.recompute == spec::Recompute::selective) {
-    add(lc.backward, Category::recompute, cost::ops_time(k.recompute, ctx));
+    Seconds again = cost::ops_time(k.recompute, ctx);
+    add(lc.backward, Category::recompute, again);
+    if (s.train.selective_modules() & spec::recompute_module::moe) {
+      // A recomputed MoE block dispatches and combines its tokens again.
+      PassCost ep;
+      add_ep(ep, s, net, sh, again);
+      add(lc.backward, Category::recompute, to_seconds(ep.total()));
+    }
     lc.recompute_flops = total_flops(k.recompute);
   }
   add(lc.backward, Category::compute, bwd_t);

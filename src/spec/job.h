@@ -1,6 +1,8 @@
 #pragma once
 // How a training job is laid out (Parallel) and what it trains on (Training).
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "spec/gpu.h"
@@ -34,6 +36,25 @@ struct Parallel {
   [[nodiscard]] std::int64_t expert_dp() const { return tp * cp * dp / (expert_tp() * ep); }
 };
 
+/// Megatron-Core's selective-recompute modules (TransformerConfig.recompute_modules), as bits of a
+/// mask: core_attn the attention kernel; layernorm the norms that are modules of their own (before
+/// the experts, and before MLA's down-projections; the others are fused into the next Linear);
+/// mlp a dense MLP; moe_act the experts' activation; mla_up_proj MLA's up-projections and RoPE;
+/// moe the whole MoE block; shared_experts the shared experts. layernorm, moe_act and mla_up_proj
+/// discard their outputs and recompute them; the others checkpoint their input.
+namespace recompute_module {
+inline constexpr std::uint32_t core_attn = 1u << 0, layernorm = 1u << 1, mlp = 1u << 2, moe_act = 1u << 3,
+                               mla_up_proj = 1u << 4, moe = 1u << 5, shared_experts = 1u << 6;
+}  // namespace recompute_module
+
+/// The module names, in Megatron-Core's spelling, with their bits.
+[[nodiscard]] const std::vector<std::pair<std::string, std::uint32_t>>& recompute_module_names();
+/// Names of the modules in `mask`, comma separated ("core_attn,moe_act").
+[[nodiscard]] std::string recompute_modules_text(std::uint32_t mask);
+/// The mask of a comma-separated module list ("layernorm,moe_act"); throws SpecError at `where`
+/// naming the list for an unknown or repeated name.
+[[nodiscard]] std::uint32_t parse_recompute_modules(const std::string& text, const std::string& where);
+
 /// The batch, sequence, precision and optimizer of one step.
 struct Training {
   std::int64_t micro_batch = 1;
@@ -63,6 +84,14 @@ struct Training {
   /// With full recompute: how many layers of each pipeline chunk recompute (Megatron-Core
   /// --recompute-method block --recompute-num-layers N: the chunk's first N); 0 = all of them.
   std::int64_t recompute_layers = 0;
+  /// With selective recompute: the modules recomputed (recompute_module bits); 0 = Megatron-Core's
+  /// default, core_attn.
+  std::uint32_t recompute_modules = 0;
+  /// The modules selective recompute recomputes (0 when recompute is not selective).
+  [[nodiscard]] std::uint32_t selective_modules() const {
+    if (recompute != Recompute::selective) return 0;
+    return recompute_modules != 0 ? recompute_modules : recompute_module::core_attn;
+  }
   bool operator==(const Training&) const = default;
 };
 

@@ -235,6 +235,12 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
     if (auto g = e.optional_string("cuda_graphs")) f.cuda_graphs = parse_cuda_graphs(*g, e.where("cuda_graphs"));
     f.mtp_layers = e.optional_integer("mtp_layers", 0, 64);
     if (auto r = e.optional_choice("fp8_recipe", {"delayed", "current", "mxfp8"})) f.fp8_recipe = static_cast<Fp8Recipe>(*r);
+    if (auto m = e.optional_string("recompute_modules")) {
+      f.recompute_modules = parse_recompute_modules(*m, e.where("recompute_modules"));
+      if (f.recompute && *f.recompute != Recompute::selective)
+        e.fail("recompute_modules", std::string("expected \"recompute\": \"selective\" (or none) beside it, got \"") +
+                                        to_string(*f.recompute) + "\"");
+    }
     f.source = e.string("source");
     static_cast<void>(e.optional_string("notes"));
     if (f.source.empty()) e.fail("source", "expected where the recipe says so (repository, path, commit), got \"\"");
@@ -295,6 +301,8 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            recipes, facts, c);
       fill(c.fp8_recipe, facts.fp8_recipe, "fp8_recipe", facts.fp8_recipe ? to_string(*facts.fp8_recipe) : "", recipes,
            facts, c);
+      fill(c.recompute_modules, facts.recompute_modules, "recompute_modules",
+           facts.recompute_modules ? recompute_modules_text(*facts.recompute_modules) : "", recipes, facts, c);
     }
     if (!found) unmatched.push_back(id);
   }
@@ -368,6 +376,8 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   }
   rc.auto_recompute = !c.recompute && !d.recompute;
   rc.train.recompute = c.recompute.value_or(d.recompute.value_or(Recompute::none));
+  if (rc.train.recompute == Recompute::selective) rc.train.recompute_modules = c.recompute_modules.value_or(0);
+  else if (c.recompute_modules) rc.assumptions.push_back("recompute_modules ignored: recompute is not selective");
   if (!c.recompute) {
     if (d.recompute) note("recompute", to_string(*d.recompute), true, "");
     else rc.assumptions.push_back("recompute null -> least that fits");

@@ -56,6 +56,7 @@ struct ValidationCase {
   std::optional<CudaGraphs> cuda_graphs;
   std::optional<std::int64_t> mtp_layers;  ///< the run's MTP modules, when it differs from the preset's
   std::optional<Fp8Recipe> fp8_recipe;     ///< the run's fp8 scaling (the case's "fp8" covers every recipe)
+  std::optional<std::uint32_t> recompute_modules;  ///< selective recompute's modules (recompute_module bits)
 };
 
 /// The whole file.
@@ -91,6 +92,7 @@ struct RecipeFacts {
   std::optional<CudaGraphs> cuda_graphs;
   std::optional<std::int64_t> mtp_layers;
   std::optional<Fp8Recipe> fp8_recipe;
+  std::optional<std::uint32_t> recompute_modules;
   std::string source;
 };
 

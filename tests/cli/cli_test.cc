@@ -480,6 +480,33 @@ TEST_CASE("cli simulate: activation offload to host memory, fp8-saved activation
         run_json(h).at("memory").at("activations_bytes").get<double>());
 }
 
+TEST_CASE("cli simulate: selective recompute of Megatron-Core modules", "[cli]") {
+  // gpt-oss-120b on 64 H100s as its recipe recomputes (norms before the experts and the experts'
+  // activation): less memory than the default selective recompute (the attention core), more time
+  // than none, and the modules in the training line and the config.
+  std::string job = "simulate --model gpt-oss-120b --cluster dgx-h100 --gpus 64 --pp 4 --ep 8 --mbs 1 --gbs 512 "
+                    "--seq 4096 --json";
+  json none = run_json(job), core = run_json(job + " --recompute selective"),
+       mods = run_json(job + " --recompute selective --recompute-modules layernorm,moe_act");
+  CHECK(mods.at("config").at("recompute_modules") == json::array({"layernorm", "moe_act"}));
+  CHECK(core.at("config").at("recompute_modules") == json::array({"core_attn"}));
+  CHECK(none.at("config").at("recompute_modules") == json::array());
+  double act = mods.at("memory").at("activations_bytes").get<double>();
+  CHECK(act < core.at("memory").at("activations_bytes").get<double>());
+  CHECK(mods.at("step_time_s").get<double>() > none.at("step_time_s").get<double>());
+  CHECK(mods.at("breakdown").at("recompute").get<double>() > 0);
+  auto text = run_dtsim("simulate --model gpt-oss-120b --cluster dgx-h100 --gpus 64 --pp 4 --ep 8 --mbs 1 --gbs 512 "
+                        "--seq 4096 --recompute selective --recompute-modules moe_act,layernorm");
+  REQUIRE(text.status == 0);
+  CHECK_THAT(text.out, Contains("recompute selective (layernorm,moe_act)"));
+  check_bad(job + " --recompute full --recompute-modules moe_act",
+            Contains("--recompute-modules: expected --recompute selective with it, got --recompute full"));
+  check_bad(job + " --recompute selective --recompute-modules moe_act,attention",
+            Contains("--recompute-modules: expected distinct modules among core_attn, layernorm, mlp, moe_act, "
+                     "mla_up_proj, moe, shared_experts joined by commas, got \"moe_act,attention\""));
+  check_bad(job + " --recompute selective --recompute-modules moe_act,moe_act", Contains("got \"moe_act,moe_act\""));
+}
+
 TEST_CASE("cli simulate: full recompute of the first N layers of each chunk", "[cli]") {
   // Llama 3.1 405B on 256 GB200s (TP 4, PP 16, VP 4: 2 layers per chunk): recomputing one layer
   // of each chunk sits between none and all, in time and in activation memory.

@@ -173,6 +173,45 @@ TEST_CASE("cost::layer_forward: a clamped GLU's clamps and cat run outside the f
   CHECK_THAT(with - without, WithinRel(4096.0 * 4 * 2 * 2 * 2880, 1e-9));
 }
 
+TEST_CASE("cost::selective_recompute: the kernels of each Megatron-Core module", "[cost]") {
+  namespace rm = spec::recompute_module;
+  auto names = [](const std::vector<cost::Op>& ops) {
+    std::vector<std::string> out;
+    for (const cost::Op& o : ops) out.push_back(o.name);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  // gpt-oss: MoE layers with a clamped GLU, standard attention (its norm fused into the QKV Linear).
+  spec::Model oss = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/gpt-oss-120b.json");
+  spec::Parallel par;
+  par.dp = 8;
+  par.ep = 8;
+  cost::LayerShape sh = cost::layer_shape(oss, par, 1, 4096);
+  auto fwd = cost::layer_forward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16);
+  CHECK(names(cost::selective_recompute(fwd, sh, rm::layernorm)) == V{"norm2"});
+  CHECK(names(cost::selective_recompute(fwd, sh, rm::moe_act)) == V{"mlp.act", "mlp.act.clamp"});
+  CHECK(names(cost::selective_recompute(fwd, sh, rm::core_attn)) == V{"attn.core", "attn.core.window"});
+  CHECK(cost::selective_recompute(fwd, sh, rm::mlp).empty());           // no dense MLP here
+  CHECK(cost::selective_recompute(fwd, sh, rm::mla_up_proj).empty());   // nor MLA
+  CHECK(names(cost::selective_recompute(fwd, sh, rm::moe)) ==
+        V{"moe.router", "moe.fc1", "moe.fc2", "mlp.act", "mlp.act.clamp", "moe.permute"});
+  // DeepSeek-V3: MLA's input norm is a module of its own; its up-projections and RoPE recompute.
+  spec::Model ds = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/deepseek-v3.json");
+  spec::Parallel dpar;
+  dpar.dp = 8;
+  dpar.ep = 8;
+  cost::LayerShape d = cost::layer_shape(ds, dpar, 1, 4096);
+  auto dfwd = cost::layer_forward(d, spec::AttentionKernel::flash, spec::Dtype::bf16);
+  CHECK(names(cost::selective_recompute(dfwd, d, rm::layernorm)) == V{"norm1", "norm2"});
+  CHECK(names(cost::selective_recompute(dfwd, d, rm::mla_up_proj)) == V{"attn.q_up", "attn.kv_up", "attn.rope"});
+  CHECK(names(cost::selective_recompute(dfwd, d, rm::shared_experts)) == V{"moe.shared.fc1", "moe.shared.fc2"});
+  // Its dense leading layers: the mlp module is their MLP.
+  cost::LayerShape dense = cost::layer_shape(spec::dense_variant(ds), dpar, 1, 4096);
+  auto dense_fwd = cost::layer_forward(dense, spec::AttentionKernel::flash, spec::Dtype::bf16);
+  CHECK(names(cost::selective_recompute(dense_fwd, dense, rm::mlp)) == V{"mlp.fc1", "mlp.fc2", "mlp.act"});
+  CHECK(cost::selective_recompute(dense_fwd, dense, rm::moe_act).empty());
+}
+
 TEST_CASE("cost::expected_max_normal: Blom's approximation of the normal maximum", "[cost]") {
   CHECK(cost::expected_max_normal(1) == 0);
   // Exact expectations of the largest of n standard normals (Harter 1961, Biometrika 48,

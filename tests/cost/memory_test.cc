@@ -98,6 +98,30 @@ TEST_CASE("cost::layer_activation_bytes: recompute never costs more memory", "[c
   CHECK(full == 2.0 * 2048 * 12288 / 8);
 }
 
+TEST_CASE("cost::layer_activation_bytes: selective recompute modules drop what they recompute", "[cost]") {
+  namespace rm = spec::recompute_module;
+  spec::Model oss = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/gpt-oss-120b.json");
+  spec::Parallel par{.tp = 1, .pp = 1, .dp = 8, .cp = 1, .ep = 8};
+  spec::Training t{.micro_batch = 1, .global_batch = 64, .seq_len = 4096};
+  auto bytes_with = [&](std::uint32_t modules) {
+    spec::Training s = t;
+    s.recompute = modules ? spec::Recompute::selective : spec::Recompute::none;
+    s.recompute_modules = modules;
+    return cost::layer_activation_bytes(oss, par, s, spec::AttentionKernel::flash).value();
+  };
+  double none = bytes_with(0), tokens = 4096, routed = tokens * 4;
+  // moe_act: the activation's output (2 B x 2880 per routed copy) and the clamped copy of the FC1
+  // output (2 B x 5760) are not kept.
+  CHECK_THAT(none - bytes_with(rm::moe_act), WithinRel(routed * (2 * 2880 + 2 * 5760), 1e-9));
+  // layernorm: the norm before the experts drops its output (2 B x 2880 per token).
+  CHECK_THAT(none - bytes_with(rm::layernorm), WithinRel(tokens * 2 * 2880, 1e-9));
+  // moe: nothing of the experts is kept; more modules never keep more.
+  CHECK(bytes_with(rm::moe) < bytes_with(rm::moe_act));
+  CHECK(bytes_with(rm::layernorm | rm::moe_act) < bytes_with(rm::moe_act));
+  // With flash attention core_attn saves nothing (the kernel keeps no scores).
+  CHECK(bytes_with(rm::core_attn) == none);
+}
+
 TEST_CASE("cost::stage_layers: uneven pipelines as Llama 3 trained them", "[cost]") {
   // 126 layers on 16 stages: ceil = 8, shortfall 2 taken from the first and last stage (7 ... 7).
   spec::Model m{.layers = 126};

@@ -170,6 +170,13 @@ TEST_CASE("imports::from_megatron: recompute, sequence parallelism and precision
   CHECK_THAT(selective.flags, Equals(Flags{"--recompute", "selective", "--zero", "0"}));
   CHECK_THAT(selective.ignored,
              VectorContains(std::string("--recompute-method (applies only with --recompute-granularity full)")));
+  // --recompute-modules (nargs '*') with selective granularity; unknown names are an error.
+  CHECK_THAT(args("--recompute-granularity selective --recompute-modules layernorm moe_act").flags,
+             Equals(Flags{"--recompute", "selective", "--recompute-modules", "layernorm,moe_act", "--zero", "0"}));
+  CHECK_THAT(args("--recompute-granularity full --recompute-modules moe_act").ignored,
+             VectorContains(std::string("--recompute-modules (applies only with --recompute-granularity selective)")));
+  CHECK_THROWS_WITH(args("--recompute-granularity selective --recompute-modules moe_act router"),
+                    Catch::Matchers::Contains("expected distinct modules among core_attn"));
   // Megatron-LM turns sequence parallelism off at TP 1.
   Imported sp = args("--sequence-parallel --tensor-model-parallel-size 1");
   CHECK_THAT(sp.flags, Equals(Flags{"--tp", "1", "--zero", "0"}));

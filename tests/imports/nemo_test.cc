@@ -74,6 +74,22 @@ ddp:
   CHECK_THAT(r.ignored, VectorContains(std::string("optimizer.lr (no effect on step time)")));
 }
 
+TEST_CASE("imports::from_nemo: selective recompute with its modules", "[imports]") {
+  const std::string yaml = R"(model:
+  recompute_granularity: selective
+  recompute_modules: [layernorm, moe_act]
+train:
+  global_batch_size: 512
+)";
+  Imported r = from_nemo(yaml, "bridge.yaml");
+  CHECK_THAT(r.flags, VectorContains(std::string("layernorm,moe_act")));
+  CHECK_THAT(r.flags, VectorContains(std::string("--recompute-modules")));
+  CHECK_THROWS_WITH(from_nemo("model:\n  recompute_granularity: selective\n  recompute_modules: attn\n", "b.yaml"),
+                    Catch::Matchers::Contains("expected a list of module names for model.recompute_modules"));
+  CHECK_THROWS_WITH(from_nemo("model:\n  recompute_granularity: selective\n  recompute_modules: [mlp, experts]\n", "b.yaml"),
+                    Catch::Matchers::Contains("expected distinct modules among core_attn"));
+}
+
 TEST_CASE("imports::from_nemo: a provider with its whole shape matches its preset", "[imports]") {
   // Llama 3 70B as Megatron-Bridge's provider dumps it: gated SiLU (SwiGLU), no biases, untied.
   const std::string yaml = R"(model:
