@@ -197,16 +197,13 @@ TEST_CASE("cost::selective_recompute: the kernels of each Megatron-Core module",
         V{"moe.router", "moe.fc1", "moe.fc2", "mlp.act", "mlp.act.clamp", "moe.permute"});
   // DeepSeek-V3: MLA's input norm is a module of its own; its up-projections and RoPE recompute.
   spec::Model ds = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/deepseek-v3.json");
-  spec::Parallel dpar;
-  dpar.dp = 8;
-  dpar.ep = 8;
-  cost::LayerShape d = cost::layer_shape(ds, dpar, 1, 4096);
+  cost::LayerShape d = cost::layer_shape(ds, par, 1, 4096);
   auto dfwd = cost::layer_forward(d, spec::AttentionKernel::flash, spec::Dtype::bf16);
   CHECK(names(cost::selective_recompute(dfwd, d, rm::layernorm)) == V{"norm1", "norm2"});
   CHECK(names(cost::selective_recompute(dfwd, d, rm::mla_up_proj)) == V{"attn.q_up", "attn.kv_up", "attn.rope"});
   CHECK(names(cost::selective_recompute(dfwd, d, rm::shared_experts)) == V{"moe.shared.fc1", "moe.shared.fc2"});
   // Its dense leading layers: the mlp module is their MLP.
-  cost::LayerShape dense = cost::layer_shape(spec::dense_variant(ds), dpar, 1, 4096);
+  cost::LayerShape dense = cost::layer_shape(spec::dense_variant(ds), par, 1, 4096);
   auto dense_fwd = cost::layer_forward(dense, spec::AttentionKernel::flash, spec::Dtype::bf16);
   CHECK(names(cost::selective_recompute(dense_fwd, dense, rm::mlp)) == V{"mlp.fc1", "mlp.fc2", "mlp.act"});
   CHECK(cost::selective_recompute(dense_fwd, dense, rm::moe_act).empty());
