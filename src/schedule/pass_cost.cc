@@ -23,6 +23,12 @@ void add(PassCost& p, Category c, Seconds s) {
   p.segments.push_back({c, ticks(s)});
 }
 
+Seconds category_time(const PassCost& p, Category c) {
+  for (const Segment& seg : p.segments)
+    if (seg.category == c) return to_seconds(seg.duration);
+  return Seconds{0};
+}
+
 Seconds gemm_time(const std::vector<Op>& ops, const cost::ComputeContext& ctx) {
   Seconds t{0};
   for (const Op& op : ops)
@@ -181,32 +187,70 @@ void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost
 // Host (CPU) time to issue one layer's forward from Python, as Megatron-Core's Transformer
 // Engine layer spec calls it (counts read off megatron/core/transformer and moe/: TE modules and
 // PyTorch eager ops), at the cluster's per-call costs (host_issue_us, from TransformerEngine issue
-// #2053). Attention block: LayerNormLinear (QKV), DotProductAttention, Linear (projection) and
-// 4 ops (rotary embedding of q and k, bias-dropout-add, reshape). Dense MLP: LayerNormLinear (FC1),
-// Linear (FC2) and 3 ops. MoE MLP: a norm module; the router (gating GEMM and 6 ops of scores,
-// top-k and load-balancing bookkeeping); the dispatcher's preprocessing (6 ops: token counts, their
-// device-to-host copy, split sizes); permutation and all-to-all (8 ops); two GroupedLinear modules
-// with 3 ops per local expert each (torch.split and two torch.empty per GEMM, TransformerEngine
-// #1499); the activation; combine and unpermutation (6 ops); bias-dropout-add; shared experts as a
-// dense MLP. CUDA-graph-captured scopes cost nothing. The backward costs the same host time (each
-// TE module's backward is a Python autograd function) -- an assumption, not a measurement.
-Seconds layer_host_time(const StepSpec& s, const cost::LayerShape& sh) {
+// #2053), by block in issue order. Attention block: LayerNormLinear (QKV), DotProductAttention,
+// Linear (projection) and 4 ops (rotary embedding of q and k, bias-dropout-add, reshape). Dense
+// MLP: LayerNormLinear (FC1), Linear (FC2) and 3 ops. MoE block: a norm module; the router (gating
+// GEMM and 6 ops of scores, top-k and load-balancing bookkeeping); the dispatcher's preprocessing
+// (6 ops: token counts, their device-to-host copy, split sizes); permutation and all-to-all (8
+// ops); two GroupedLinear modules with 3 ops per local expert each (torch.split and two
+// torch.empty per GEMM, TransformerEngine #1499), each launching its GEMMs after them, and the
+// activation; shared experts as a dense MLP;
+// combine and unpermutation (6 ops) and bias-dropout-add. CUDA-graph-captured scopes cost nothing.
+// The backward costs the same host time (each TE module's backward is a Python autograd function)
+// -- an assumption, not a measurement.
+struct HostBlocks {
+  Seconds attention{0}, router{0}, dispatch{0}, fc1{0}, fc2{0}, shared{0}, combine{0};
+  [[nodiscard]] Seconds total() const { return attention + router + dispatch + fc1 + fc2 + shared + combine; }
+};
+
+HostBlocks layer_host_blocks(const StepSpec& s, const cost::LayerShape& sh) {
   const spec::Cluster& c = *s.cluster;
   const spec::CudaGraphs& g = s.software.cuda_graphs;
-  if (g.full_iteration || (c.host_torch_op.value() <= 0 && c.host_te_module.value() <= 0)) return Seconds{0};
-  double te = 0, ops = 0;
-  if (!g.attn) te += 3, ops += 4;
-  if (sh.experts_local > 0) {
-    te += 1;
-    if (!g.moe_router) ops += 7;
-    if (!g.moe_preprocess) ops += 6;
-    te += 2;
-    ops += 8 + 2 * 3 * sh.experts_local + 1 + 6 + 1;
-    if (sh.shared_ffn > 0) te += 2, ops += 2;
-  } else {
-    te += 2, ops += 3;
+  HostBlocks b;
+  if (g.full_iteration || (c.host_torch_op.value() <= 0 && c.host_te_module.value() <= 0)) return b;
+  auto issue = [&](double te, double ops) { return c.host_te_module * te + c.host_torch_op * ops; };
+  if (!g.attn) b.attention = issue(3, 4);
+  if (sh.experts_local <= 0) {
+    b.fc1 = issue(2, 3);
+    return b;
   }
-  return c.host_te_module * te + c.host_torch_op * ops;
+  b.router = issue(1, (g.moe_router ? 0 : 7) + (g.moe_preprocess ? 0 : 6));
+  b.dispatch = issue(0, 8);
+  b.fc1 = issue(1, 3 * sh.experts_local + 1);  // with the activation
+  b.fc2 = issue(1, 3 * sh.experts_local);
+  if (sh.shared_ffn > 0) b.shared = issue(2, 2);
+  b.combine = issue(0, 6 + 1);
+  return b;
+}
+
+// A dropless MoE layer's forward waits for its token counts on the host: Megatron-Core's token
+// dispatcher copies them to the host and synchronizes on that copy's event before the
+// expert-parallel all-to-all (megatron/core/transformer/moe/token_dispatcher.py,
+// _maybe_dtoh_and_synchronize at "before_ep_alltoall"; at the grouped GEMM without EP or TP),
+// because the all-to-all's split sizes and the grouped GEMM's m_splits are host lists. Token drop
+// with padding to capacity knows them in advance and does not wait. From the wait the host issues
+// the layer's dispatch, experts and combine, then the next layer's attention and router, and each
+// block's kernels start only once it has issued them; the GPU idles for whatever the host has not
+// issued yet. `gpu` is the forward pass's GPU time (collectives included); returns how much longer
+// the forward takes than max(gpu, host) -- what it would take if the host could run ahead.
+Seconds dropless_sync_wait(const StepSpec& s, const cost::LayerShape& sh, const HostBlocks& h,
+                           const std::vector<Op>& fwd, const cost::ComputeContext& ctx, Seconds ep_comm, Seconds gpu) {
+  if (sh.experts_local <= 0 || s.train.moe_capacity_factor > 0 || h.total().value() <= 0) return Seconds{0};
+  Seconds permute = named_time(fwd, {"moe.permute"}, ctx) * 0.5;
+  Seconds router = named_time(fwd, {"norm2", "moe.router"}, ctx) + permute;
+  Seconds dispatch = ep_comm * 0.5;
+  Seconds fc1 = named_time(fwd, {"moe.fc1", "mlp.act", "mlp.act.clamp", "fp8.quantize.fc1_in"}, ctx);
+  Seconds fc2 = named_time(fwd, {"moe.fc2", "fp8.quantize.fc2_in"}, ctx);
+  Seconds shared = named_time(fwd, {"moe.shared.fc1", "moe.shared.fc2", "fp8.quantize.shared_fc2_in"}, ctx);
+  Seconds combine = ep_comm * 0.5 + permute + named_time(fwd, {"mlp.bda"}, ctx);
+  Seconds attention = std::max(Seconds{0}, gpu - router - dispatch - fc1 - fc2 - shared - combine);
+  Seconds end{0}, issued{0};
+  for (auto [host, work] : {std::pair{h.dispatch, dispatch}, {h.fc1, fc1}, {h.fc2, fc2}, {h.shared, shared},
+                            {h.combine, combine}, {h.attention, attention}, {h.router, router}}) {
+    issued += host;
+    end = std::max(end, issued) + work;
+  }
+  return std::max(Seconds{0}, end - std::max(gpu, h.total()));
 }
 
 // The word embedding's (or LM head's) rows on one tensor-parallel rank.
@@ -317,12 +361,16 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   // weights and biases (12; gated MLPs and bias-free models differ by a few, which costs 2 us each).
   add_grad_accumulation(lc.backward, s, layer_params, 12, ctx);
   // A pass whose host work outlasts its GPU work leaves the GPU waiting for launches: the
-  // difference is exposed (the host runs ahead otherwise; TransformerEngine #2053, #761).
-  Seconds host = layer_host_time(s, sh);
+  // difference is exposed (the host runs ahead otherwise; TransformerEngine #2053, #761) -- in a
+  // dropless MoE forward it cannot run past the token counts' wait.
+  HostBlocks host_blocks = layer_host_blocks(s, sh);
+  Seconds host = host_blocks.total(), fwd_gpu = to_seconds(lc.forward.total());
+  Seconds sync = dropless_sync_wait(s, sh, host_blocks, fwd, ctx, category_time(lc.forward, Category::ep_comm), fwd_gpu);
   for (PassCost* pc : {&lc.forward, &lc.backward}) {
     Seconds gpu = to_seconds(pc->total());
     if (host > gpu) add(*pc, Category::host, host - gpu);
   }
+  if (sync.value() > 0) add(lc.forward, Category::host, sync);
   if (s.train.offload_layers > 0 && s.cluster->host_link.value() > 0) {
     // Activation offload (Megatron-Core cpu_offloading): the layer's saved tensors go to host
     // memory over the GPU-host link during its forward and return during its backward, on copy

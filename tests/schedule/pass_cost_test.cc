@@ -92,3 +92,40 @@ TEST_CASE("schedule::layer_cost: asynchronous TP backward hides the column layer
   j.sw.tp_async_backward = true;
   CHECK_THAT(seconds(schedule::layer_cost(j.spec(par), net).forward, schedule::Category::tp_comm), WithinRel(2e-6, 1e-9));
 }
+
+TEST_CASE("schedule::layer_cost: a dropless MoE forward waits for its token counts on the host", "[schedule]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  // Qwen3-30B-A3B on one DGX B200 (x86 host: 13.48 us per PyTorch op, 36.2 us per TE module), EP 8:
+  // 16 local experts, so each GroupedLinear issues 48 host ops before its GEMMs start.
+  spec::Model model = spec::load_model(test::source_path("models/qwen3-30b-a3b.json"));
+  spec::Cluster cluster = spec::load_cluster(test::source_path("topologies/dgx-b200.json"));
+  spec::Calibration cal = spec::load_calibration(test::source_path("calibration/dgx-b200.json"));
+  spec::Software sw = spec::load_stack("nemo-megatron-bridge@25.11").software;
+  spec::Parallel par{.tp = 1, .pp = 1, .dp = 8, .ep = 8, .zero_stage = 1};
+  spec::Training t{.micro_batch = 8, .global_batch = 64, .seq_len = 4096};  // GPU-bound: the host runs ahead
+  FlatNetwork net(0);
+  auto host = [&](double capacity, bool full_graph) {
+    spec::Training x = t;
+    x.moe_capacity_factor = capacity;
+    spec::Software w = sw;
+    w.cuda_graphs.full_iteration = full_graph;
+    schedule::StepSpec spec{&model, &cluster, par, x, &cal, w};
+    schedule::LayerCost lc = schedule::layer_cost(spec, net);
+    return std::pair{seconds(lc.forward, schedule::Category::host), seconds(lc.backward, schedule::Category::host)};
+  };
+  auto [dropless_f, dropless_b] = host(0, false);
+  auto [padded_f, padded_b] = host(1.0, false);
+  // Token drop with padding knows its split sizes: no wait, and with this much GPU work the host
+  // runs ahead (no host time). Dropless, the GPU idles while the host issues the dispatch (8 ops;
+  // the all-to-all is free on this network) and prepares the first GroupedLinear (a TE module and
+  // 3 x 16 + 1 ops), less the permutation it runs meanwhile; the backward is unchanged.
+  CHECK(padded_f == 0);
+  CHECK(dropless_b == padded_b);
+  double issue = 8 * 13.48e-6 + 36.2e-6 + 49 * 13.48e-6;
+  CHECK(dropless_f > 0.8 * issue);
+  CHECK(dropless_f <= issue);
+  // A whole-iteration CUDA graph issues nothing from the host (and needs static shapes anyway).
+  auto [graph_f, graph_b] = host(1.0, true);
+  CHECK(graph_f == 0);
+  CHECK(graph_b == 0);
+}
