@@ -199,8 +199,8 @@ void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost
 // The backward costs the same host time (each TE module's backward is a Python autograd function)
 // -- an assumption, not a measurement.
 struct HostBlocks {
-  Seconds attention{0}, router{0}, dispatch{0}, fc1{0}, fc2{0}, shared{0}, combine{0};
-  [[nodiscard]] Seconds total() const { return attention + router + dispatch + fc1 + fc2 + shared + combine; }
+  Seconds attention{0}, router{0}, dispatch{0}, fc1{0}, act{0}, fc2{0}, shared{0}, combine{0};
+  [[nodiscard]] Seconds total() const { return attention + router + dispatch + fc1 + act + fc2 + shared + combine; }
 };
 
 HostBlocks layer_host_blocks(const StepSpec& s, const cost::LayerShape& sh) {
@@ -216,39 +216,57 @@ HostBlocks layer_host_blocks(const StepSpec& s, const cost::LayerShape& sh) {
   }
   b.router = issue(1, (g.moe_router ? 0 : 7) + (g.moe_preprocess ? 0 : 6));
   b.dispatch = issue(0, 8);
-  b.fc1 = issue(1, 3 * sh.experts_local + 1);  // with the activation
+  b.fc1 = issue(1, 3 * sh.experts_local + (sh.glu_clamp ? 4 : 0));  // a clamped GLU's chunk, clamps, cat
+  b.act = issue(0, 1);
   b.fc2 = issue(1, 3 * sh.experts_local);
   if (sh.shared_ffn > 0) b.shared = issue(2, 2);
   b.combine = issue(0, 6 + 1);
   return b;
 }
 
-// A dropless MoE layer's forward waits for its token counts on the host: Megatron-Core's token
-// dispatcher copies them to the host and synchronizes on that copy's event before the
-// expert-parallel all-to-all (megatron/core/transformer/moe/token_dispatcher.py,
-// _maybe_dtoh_and_synchronize at "before_ep_alltoall"; at the grouped GEMM without EP or TP),
-// because the all-to-all's split sizes and the grouped GEMM's m_splits are host lists. Token drop
-// with padding to capacity knows them in advance and does not wait. From the wait the host issues
-// the layer's dispatch, experts and combine, then the next layer's attention and router, and each
-// block's kernels start only once it has issued them; the GPU idles for whatever the host has not
-// issued yet. `gpu` is the forward pass's GPU time (collectives included); returns how much longer
-// the forward takes than max(gpu, host) -- what it would take if the host could run ahead.
-Seconds dropless_sync_wait(const StepSpec& s, const cost::LayerShape& sh, const HostBlocks& h,
-                           const std::vector<Op>& fwd, const cost::ComputeContext& ctx, Seconds ep_comm, Seconds gpu) {
-  if (sh.experts_local <= 0 || s.train.moe_capacity_factor > 0 || h.total().value() <= 0) return Seconds{0};
+// Where an MoE layer's forward makes the host wait for the GPU, the host cannot run ahead: from
+// the wait it issues the blocks that follow in order, each block's kernels start only once it has
+// issued them, and the GPU idles for whatever the host has not issued yet.
+// - Dropless routing: Megatron-Core's token dispatcher copies the token counts to the host and
+//   synchronizes on that copy's event before the expert-parallel all-to-all
+//   (megatron/core/transformer/moe/token_dispatcher.py, _maybe_dtoh_and_synchronize at
+//   "before_ep_alltoall"; at the grouped GEMM without EP or TP): the all-to-all's split sizes and
+//   the grouped GEMM's m_splits are host lists. Token drop with padding to capacity knows them in
+//   advance and does not wait.
+// - A clamped GLU (gpt-oss): Megatron-Core's weighted_bias_quick_geglu_impl builds its linear
+//   offset with torch.tensor(..., device=input.device) on every call
+//   (megatron/core/fusions/fused_bias_geglu.py), a blocking copy from pageable host memory
+//   (PyTorch's copy_ with non_blocking=False synchronizes the stream): the host waits for FC1 and
+//   the clamps before it issues the activation and FC2.
+// `gpu` is the forward pass's GPU time (collectives included); returns how much longer the forward
+// takes than max(gpu, host), what it would take if the host could run ahead. MoE layers only.
+Seconds moe_forward_waits(const StepSpec& s, const cost::LayerShape& sh, const HostBlocks& h,
+                          const std::vector<Op>& fwd, const cost::ComputeContext& ctx, Seconds ep_comm, Seconds gpu) {
+  bool counts = s.train.moe_capacity_factor <= 0, offset = sh.glu_clamp;
+  if (sh.experts_local <= 0 || !(counts || offset) || h.total().value() <= 0) return Seconds{0};
   Seconds permute = named_time(fwd, {"moe.permute"}, ctx) * 0.5;
   Seconds router = named_time(fwd, {"norm2", "moe.router"}, ctx) + permute;
   Seconds dispatch = ep_comm * 0.5;
-  Seconds fc1 = named_time(fwd, {"moe.fc1", "mlp.act", "mlp.act.clamp", "fp8.quantize.fc1_in"}, ctx);
+  Seconds fc1 = named_time(fwd, {"moe.fc1", "mlp.act.clamp", "fp8.quantize.fc1_in"}, ctx);
+  Seconds act = named_time(fwd, {"mlp.act"}, ctx);
   Seconds fc2 = named_time(fwd, {"moe.fc2", "fp8.quantize.fc2_in"}, ctx);
   Seconds shared = named_time(fwd, {"moe.shared.fc1", "moe.shared.fc2", "fp8.quantize.shared_fc2_in"}, ctx);
   Seconds combine = ep_comm * 0.5 + permute + named_time(fwd, {"mlp.bda"}, ctx);
-  Seconds attention = std::max(Seconds{0}, gpu - router - dispatch - fc1 - fc2 - shared - combine);
+  Seconds attention = std::max(Seconds{0}, gpu - router - dispatch - fc1 - act - fc2 - shared - combine);
+  struct Block {
+    Seconds host, work;
+    bool wait_before;  ///< the host waits for the GPU before issuing this block
+  };
+  // One layer's blocks in issue order, from the first wait to the same point of the next layer.
+  std::vector<Block> blocks{{h.act, act, offset}, {h.fc2, fc2, false}, {h.shared, shared, false},
+                            {h.combine, combine, false}, {h.attention, attention, false}, {h.router, router, false},
+                            {h.dispatch, dispatch, counts}, {h.fc1, fc1, false}};
+  std::rotate(blocks.begin(), blocks.begin() + (counts ? 6 : 0), blocks.end());
   Seconds end{0}, issued{0};
-  for (auto [host, work] : {std::pair{h.dispatch, dispatch}, {h.fc1, fc1}, {h.fc2, fc2}, {h.shared, shared},
-                            {h.combine, combine}, {h.attention, attention}, {h.router, router}}) {
-    issued += host;
-    end = std::max(end, issued) + work;
+  for (const Block& b : blocks) {
+    if (b.wait_before) issued = std::max(issued, end);
+    issued += b.host;
+    end = std::max(end, issued) + b.work;
   }
   return std::max(Seconds{0}, end - std::max(gpu, h.total()));
 }
@@ -365,7 +383,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   // dropless MoE forward it cannot run past the token counts' wait.
   HostBlocks host_blocks = layer_host_blocks(s, sh);
   Seconds host = host_blocks.total(), fwd_gpu = to_seconds(lc.forward.total());
-  Seconds sync = dropless_sync_wait(s, sh, host_blocks, fwd, ctx, category_time(lc.forward, Category::ep_comm), fwd_gpu);
+  Seconds sync = moe_forward_waits(s, sh, host_blocks, fwd, ctx, category_time(lc.forward, Category::ep_comm), fwd_gpu);
   for (PassCost* pc : {&lc.forward, &lc.backward}) {
     Seconds gpu = to_seconds(pc->total());
     if (host > gpu) add(*pc, Category::host, host - gpu);

@@ -129,3 +129,35 @@ TEST_CASE("schedule::layer_cost: a dropless MoE forward waits for its token coun
   CHECK(graph_f == 0);
   CHECK(graph_b == 0);
 }
+
+TEST_CASE("schedule::layer_cost: a clamped GLU's device tensor makes the host wait inside the experts", "[schedule]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  // gpt-oss-120b with token drop (no wait for token counts): Megatron-Core still builds the
+  // activation's linear offset on the device each call, so the host waits for FC1 and then issues
+  // the activation and the second GroupedLinear (a TE module and 3 ops per local expert) while
+  // the GPU idles. Without the clamp there is no such wait.
+  spec::Model oss = spec::load_model(test::source_path("models/gpt-oss-120b.json"));
+  spec::Cluster cluster = spec::load_cluster(test::source_path("topologies/dgx-b200.json"));
+  spec::Calibration cal = spec::load_calibration(test::source_path("calibration/dgx-b200.json"));
+  spec::Software sw = spec::load_stack("nemo-megatron-bridge@25.11").software;
+  spec::Parallel par{.tp = 1, .pp = 1, .dp = 8, .ep = 8, .zero_stage = 1};
+  spec::Training t{.micro_batch = 8, .global_batch = 64, .seq_len = 4096};
+  t.moe_capacity_factor = 1.0;
+  FlatNetwork net(0);
+  auto forward_host = [&](const spec::Model& m) {
+    schedule::StepSpec spec{&m, &cluster, par, t, &cal, sw};
+    return seconds(schedule::layer_cost(spec, net).forward, schedule::Category::host);
+  };
+  spec::Model plain = oss;
+  plain.activation_clamp = 0;
+  CHECK(forward_host(plain) == 0);
+  // The GPU runs the activation meanwhile: idle = host (activation, FC2's module and ops) - the
+  // activation kernel.
+  double fc2_prep = 13.48e-6 + 36.2e-6 + 3 * 16 * 13.48e-6;
+  schedule::LayerKernels k = schedule::layer_kernels(schedule::StepSpec{&oss, &cluster, par, t, &cal, sw});
+  double act = 0;
+  for (const cost::Op& op : k.forward)
+    if (op.name == "mlp.act") act = cost::op_time(op, k.ctx).value();
+  REQUIRE(act > 0);
+  CHECK_THAT(forward_host(oss), WithinRel(fc2_prep - act, 1e-6));
+}
