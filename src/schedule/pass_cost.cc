@@ -400,6 +400,16 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   return lc;
 }
 
+PassCost fp8_amax_reduction(const StepSpec& s, const CommPricer& net, double tensors) {
+  PassCost p;
+  if (s.train.precision != spec::Dtype::fp8 || s.software.fp8_recipe != spec::Fp8Recipe::delayed || tensors <= 0)
+    return p;
+  // The amaxes concatenated (torch.cat), the all-reduce, the fused amax-history and scale update.
+  Seconds kernels = s.cal->compute.kernel_overhead * 2.0;
+  add(p, Category::other, net.time({Comm::Op::all_reduce, Group::stage, bytes(4.0 * tensors)}) + kernels);
+  return p;
+}
+
 PassCost embedding_cost(const StepSpec& s, const CommPricer& net, bool backward) {
   cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train.micro_batch, s.train.seq_len);
   PassCost p;

@@ -59,6 +59,14 @@ struct LayerKernels {
 /// the last stage (final norm, LM head, cross-entropy), including their TP collectives.
 [[nodiscard]] PassCost embedding_cost(const StepSpec& s, const CommPricer& net, bool backward);
 [[nodiscard]] PassCost head_cost(const StepSpec& s, const CommPricer& net, bool backward);
+/// fp8 with delayed scaling (Transformer Engine DelayedScaling, reduce_amax on): leaving a chunk's
+/// fp8_autocast region (its forward) and finishing its backward, the host all-reduces the amaxes of
+/// every fp8 tensor of the region over the stage's tp x cp x dp ranks with a blocking call, then
+/// updates the scales (transformer_engine/pytorch/fp8.py, FP8GlobalStateManager.
+/// reduce_and_update_fp8_tensors; Megatron-Core's fp8_group is its amax-reduction group): once per
+/// pass, priced as `other`. `tensors` is how many fp8 tensors the pass has. Nothing for other
+/// recipes and precisions.
+[[nodiscard]] PassCost fp8_amax_reduction(const StepSpec& s, const CommPricer& net, double tensors);
 
 /// Sums per category: `a` + `b` * k.
 void accumulate(PassCost& a, const PassCost& b, double k = 1.0);

@@ -244,6 +244,13 @@ PassCost Builder::pass_cost(std::int64_t stage, std::int64_t chunk, bool forward
     }
   if (std::int64_t off = cost::leading_layers_in_chunk(out_.stage_layers, v_, stage, chunk, s_.train.offload_layers))
     accumulate(c, forward ? lc.offload_forward : lc.offload_backward, static_cast<double>(off));
+  // Delayed-scaling fp8: the pass's amax all-reduce. Per Linear, Transformer Engine tracks input,
+  // weight and output amaxes forward, output and input gradients backward; 4 Linears per layer
+  // (the count only sets the message size, a few hundred bytes: the call is latency-bound).
+  std::int64_t fp8_layers = 0;
+  for (int kind = 0; kind < 8; ++kind)
+    if (!(kind & 2)) fp8_layers += k[kind];
+  accumulate(c, fp8_amax_reduction(s_, net_, static_cast<double>(fp8_layers) * 4.0 * (forward ? 3.0 : 2.0)));
   if (stage == 0 && chunk == 0) accumulate(c, embedding_cost(s_, net_, !forward));
   if (stage == p_ - 1 && chunk == v_ - 1) accumulate(c, head_cost(s_, net_, !forward));
   if (holds_mtp(stage, chunk)) {

@@ -27,6 +27,7 @@ Layout layout(const spec::Parallel& p, GroupKind k) {
     case GroupKind::pp: return {p.tp * p.cp * p.dp, p.pp};
     case GroupKind::pp_ends: return {p.tp * p.cp * p.dp * std::max<std::int64_t>(1, p.pp - 1), p.pp > 1 ? 2 : 1};
     case GroupKind::edp: return {p.expert_tp() * p.ep, p.expert_dp()};  // above etp and ep in the fold
+    case GroupKind::stage: return {1, p.tp * p.cp * p.dp};
     case GroupKind::model: break;  // tp x pp: not one progression (group_members, group_shape)
   }
   throw std::logic_error("topology::layout: unknown GroupKind");
@@ -128,6 +129,7 @@ const char* to_string(GroupKind k) {
     case GroupKind::pp_ends: return "pp_ends";
     case GroupKind::model: return "model";
     case GroupKind::edp: return "edp";
+    case GroupKind::stage: return "stage";
   }
   return "?";
 }

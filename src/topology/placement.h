@@ -18,10 +18,11 @@ namespace dtsim::topology {
 /// gradient-norm sync); edp the expert-data-parallel ranks that hold the same experts and reduce
 /// their gradients (Megatron-Core parallel_state expert_data_parallel_group: within a pipeline
 /// stage the tp*cp*dp ranks fold as etp fastest, then ep, then edp, so an edp group strides
-/// etp*ep ranks; without experts it is dp_cp).
-enum class GroupKind { tp, cp, dp, dp_cp, ep, pp, pp_ends, model, edp };
+/// etp*ep ranks; without experts it is dp_cp). stage is every rank of one pipeline stage, tp x cp x
+/// dp (Megatron-Core's amax-reduction group for fp8 delayed scaling, parallel_state.py).
+enum class GroupKind { tp, cp, dp, dp_cp, ep, pp, pp_ends, model, edp, stage };
 /// How many GroupKinds there are (arrays indexed by kind).
-inline constexpr std::size_t kGroupKinds = 9;
+inline constexpr std::size_t kGroupKinds = 10;
 
 /// Position of one rank along each parallel dimension (ep is derived from cp and dp).
 struct RankCoord {

@@ -507,6 +507,20 @@ TEST_CASE("cli simulate: selective recompute of Megatron-Core modules", "[cli]")
   check_bad(job + " --recompute selective --recompute-modules moe_act,moe_act", Contains("got \"moe_act,moe_act\""));
 }
 
+TEST_CASE("cli simulate: fp8 delayed scaling's amax reduction grows with the stage's ranks", "[cli]") {
+  // GPT-3 175B on NeMo 24.11 (delayed scaling): one blocking all-reduce per pass over the
+  // stage's tp x dp ranks, latency-bound, so 'other' grows with data parallelism; current scaling
+  // has none.
+  std::string job = "simulate --model gpt3-175b --cluster dgx-h100 --framework nemo@24.11 --tp 4 --pp 8 --vp 12 --sp "
+                    "--seq 2048 --precision fp8 --json";
+  json small = run_json(job + " --gpus 128 --gbs 256"), large = run_json(job + " --gpus 2048 --gbs 4096"),
+       current = run_json(job + " --gpus 2048 --gbs 4096 --fp8-recipe current");
+  double o_small = small.at("breakdown").at("other").get<double>(), o_large = large.at("breakdown").at("other").get<double>();
+  CHECK(o_small > 0);
+  CHECK(o_large > 1.5 * o_small);
+  CHECK(current.at("breakdown").at("other").get<double>() < o_large / 10);
+}
+
 TEST_CASE("cli simulate: full recompute of the first N layers of each chunk", "[cli]") {
   // Llama 3.1 405B on 256 GB200s (TP 4, PP 16, VP 4: 2 layers per chunk): recomputing one layer
   // of each chunk sits between none and all, in time and in activation memory.

@@ -161,3 +161,19 @@ TEST_CASE("schedule::layer_cost: a clamped GLU's device tensor makes the host wa
   REQUIRE(act > 0);
   CHECK_THAT(forward_host(oss), WithinRel(fc2_prep - act, 1e-6));
 }
+
+TEST_CASE("schedule::fp8_amax_reduction: delayed scaling all-reduces its amaxes once per pass", "[schedule]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  Job j;
+  FlatNetwork net(30e-6);
+  spec::Parallel par{.tp = 4, .pp = 8, .dp = 16, .zero_stage = 1, .sequence_parallel = true};
+  schedule::StepSpec fp8 = j.spec(par, spec::Dtype::fp8);
+  fp8.software.fp8_recipe = spec::Fp8Recipe::delayed;
+  // The call (30 us on this network) and two kernels: the amaxes' concatenation and the update.
+  CHECK_THAT(seconds(schedule::fp8_amax_reduction(fp8, net, 12), schedule::Category::other),
+             WithinRel(30e-6 + 2 * j.cal.compute.kernel_overhead.value(), 1e-9));
+  // Current scaling and MXFP8 compute their scales from each tensor: nothing to reduce.
+  fp8.software.fp8_recipe = spec::Fp8Recipe::current;
+  CHECK(schedule::fp8_amax_reduction(fp8, net, 12).segments.empty());
+  CHECK(schedule::fp8_amax_reduction(j.spec(par), net, 12).segments.empty());  // fp16
+}
