@@ -34,6 +34,19 @@ struct Job {
   }
 };
 
+// An MoE job on one DGX B200 (x86 host: 13.48 us per PyTorch op, 36.2 us per TE module) as
+// Megatron-Bridge 25.11 runs it: EP 8, micro-batch 8 (GPU-bound: the host runs ahead of it).
+struct MoeJob {
+  spec::Model model;
+  spec::Cluster cluster = spec::load_cluster(test::source_path("topologies/dgx-b200.json"));
+  spec::Calibration cal = spec::load_calibration(test::source_path("calibration/dgx-b200.json"));
+  spec::Software sw = spec::load_stack("nemo-megatron-bridge@25.11").software;
+  spec::Parallel par{.tp = 1, .pp = 1, .dp = 8, .ep = 8, .zero_stage = 1};
+  spec::Training t{.micro_batch = 8, .global_batch = 64, .seq_len = 4096};
+  explicit MoeJob(const char* preset) : model(spec::load_model(test::source_path(std::string("models/") + preset + ".json"))) {}
+  [[nodiscard]] schedule::StepSpec spec() const { return {&model, &cluster, par, t, &cal, sw}; }
+};
+
 double seconds(const schedule::PassCost& p, schedule::Category c) {
   for (const auto& s : p.segments)
     if (s.category == c) return to_seconds(s.duration).value();
@@ -95,22 +108,14 @@ TEST_CASE("schedule::layer_cost: asynchronous TP backward hides the column layer
 
 TEST_CASE("schedule::layer_cost: a dropless MoE forward waits for its token counts on the host", "[schedule]") {
   setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
-  // Qwen3-30B-A3B on one DGX B200 (x86 host: 13.48 us per PyTorch op, 36.2 us per TE module), EP 8:
-  // 16 local experts, so each GroupedLinear issues 48 host ops before its GEMMs start.
-  spec::Model model = spec::load_model(test::source_path("models/qwen3-30b-a3b.json"));
-  spec::Cluster cluster = spec::load_cluster(test::source_path("topologies/dgx-b200.json"));
-  spec::Calibration cal = spec::load_calibration(test::source_path("calibration/dgx-b200.json"));
-  spec::Software sw = spec::load_stack("nemo-megatron-bridge@25.11").software;
-  spec::Parallel par{.tp = 1, .pp = 1, .dp = 8, .ep = 8, .zero_stage = 1};
-  spec::Training t{.micro_batch = 8, .global_batch = 64, .seq_len = 4096};  // GPU-bound: the host runs ahead
+  // Qwen3-30B-A3B, EP 8: 16 local experts, so each GroupedLinear issues 48 host ops before its
+  // GEMMs start.
+  MoeJob j("qwen3-30b-a3b");
   FlatNetwork net(0);
   auto host = [&](double capacity, bool full_graph) {
-    spec::Training x = t;
-    x.moe_capacity_factor = capacity;
-    spec::Software w = sw;
-    w.cuda_graphs.full_iteration = full_graph;
-    schedule::StepSpec spec{&model, &cluster, par, x, &cal, w};
-    schedule::LayerCost lc = schedule::layer_cost(spec, net);
+    j.t.moe_capacity_factor = capacity;
+    j.sw.cuda_graphs.full_iteration = full_graph;
+    schedule::LayerCost lc = schedule::layer_cost(j.spec(), net);
     return std::pair{seconds(lc.forward, schedule::Category::host), seconds(lc.backward, schedule::Category::host)};
   };
   auto [dropless_f, dropless_b] = host(0, false);
@@ -136,25 +141,22 @@ TEST_CASE("schedule::layer_cost: a clamped GLU's device tensor makes the host wa
   // activation's linear offset on the device each call, so the host waits for FC1 and then issues
   // the activation and the second GroupedLinear (a TE module and 3 ops per local expert) while
   // the GPU idles. Without the clamp there is no such wait.
-  spec::Model oss = spec::load_model(test::source_path("models/gpt-oss-120b.json"));
-  spec::Cluster cluster = spec::load_cluster(test::source_path("topologies/dgx-b200.json"));
-  spec::Calibration cal = spec::load_calibration(test::source_path("calibration/dgx-b200.json"));
-  spec::Software sw = spec::load_stack("nemo-megatron-bridge@25.11").software;
-  spec::Parallel par{.tp = 1, .pp = 1, .dp = 8, .ep = 8, .zero_stage = 1};
-  spec::Training t{.micro_batch = 8, .global_batch = 64, .seq_len = 4096};
-  t.moe_capacity_factor = 1.0;
+  MoeJob j("gpt-oss-120b");
+  j.t.moe_capacity_factor = 1.0;
   FlatNetwork net(0);
   auto forward_host = [&](const spec::Model& m) {
-    schedule::StepSpec spec{&m, &cluster, par, t, &cal, sw};
-    return seconds(schedule::layer_cost(spec, net).forward, schedule::Category::host);
+    j.model = m;
+    return seconds(schedule::layer_cost(j.spec(), net).forward, schedule::Category::host);
   };
+  spec::Model oss = j.model;
   spec::Model plain = oss;
   plain.activation_clamp = 0;
   CHECK(forward_host(plain) == 0);
   // The GPU runs the activation meanwhile: idle = host (activation, FC2's module and ops) - the
   // activation kernel.
   double fc2_prep = 13.48e-6 + 36.2e-6 + 3 * 16 * 13.48e-6;
-  schedule::LayerKernels k = schedule::layer_kernels(schedule::StepSpec{&oss, &cluster, par, t, &cal, sw});
+  j.model = oss;
+  schedule::LayerKernels k = schedule::layer_kernels(j.spec());
   double act = 0;
   for (const cost::Op& op : k.forward)
     if (op.name == "mlp.act") act = cost::op_time(op, k.ctx).value();
