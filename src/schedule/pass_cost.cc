@@ -184,6 +184,22 @@ void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost
   add(p, Category::dp_comm_exposed, comm - hidden + hidden * s.cal->compute.overlap_slowdown);
 }
 
+// fp8 current scaling and NVFP4 with sequence parallelism: a tensor that is all-gathered over the
+// TP ranks before its GEMM is quantized shard by shard, so its amax is first all-reduced over them
+// (Transformer Engine's Linear, LayerNormLinear and LayerNormMLP _customize_quantizers_*:
+// with_amax_reduction on the column-parallel input and on the row-parallel output gradient): the
+// QKV and FC1 inputs forward, the projection's and FC2's output gradients backward -- a dense
+// layer's two each way, an MoE layer's one (its experts' tokens arrive by dispatch instead).
+// Blocking 4-byte all-reduces on the compute stream. Delayed scaling reduces once per pass
+// instead (fp8_amax_reduction); MXFP8's block scales are local.
+void add_tp_amax(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh) {
+  bool scaled = (s.train.precision == spec::Dtype::fp8 && s.software.fp8_recipe == spec::Fp8Recipe::current) ||
+                s.train.precision == spec::Dtype::fp4;
+  if (!scaled || s.par.tp <= 1 || !s.par.sequence_parallel) return;
+  double calls = sh.experts_local > 0 ? 1 : 2;
+  add(p, Category::tp_comm, net.time({Comm::Op::all_reduce, Group::tp, bytes(4)}) * calls);
+}
+
 // Host (CPU) time to issue one layer's forward from Python, as Megatron-Core's Transformer
 // Engine layer spec calls it (counts read off megatron/core/transformer and moe/: TE modules and
 // PyTorch eager ops), at the cluster's per-call costs (host_issue_us, from TransformerEngine issue
@@ -348,6 +364,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   Seconds fwd_t = cost::ops_time(fwd, ctx), bwd_t = cost::ops_time(bwd, ctx);
   add(lc.forward, Category::compute, fwd_t);
   add_tp(lc.forward, s, net, sh, gemm_time(fwd, ctx), Seconds{0}, false);
+  add_tp_amax(lc.forward, s, net, sh);
   add_cp(lc.forward, s, net, sh, attention_time(fwd, ctx), false);
   add_ep(lc.forward, s, net, sh, fwd_t);
   double layer_params = cost::local_layer_params(*s.model, s.par).total();  // what ZeRO-3 gathers
@@ -370,6 +387,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
     lc.recompute_flops = total_flops(k.recompute);
   }
   add(lc.backward, Category::compute, bwd_t);
+  add_tp_amax(lc.backward, s, net, sh);
   add_tp(lc.backward, s, net, sh, gemm_time(bwd, ctx), named_time(bwd, {"attn.qkv.wgrad", "mlp.fc1.wgrad"}, ctx),
          true);
   add_cp(lc.backward, s, net, sh, attention_time(bwd, ctx), true);

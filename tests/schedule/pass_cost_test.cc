@@ -179,3 +179,27 @@ TEST_CASE("schedule::fp8_amax_reduction: delayed scaling all-reduces its amaxes 
   CHECK(schedule::fp8_amax_reduction(fp8, net, 12).segments.empty());
   CHECK(schedule::fp8_amax_reduction(j.spec(par), net, 12).segments.empty());  // fp16
 }
+
+TEST_CASE("schedule::layer_cost: current scaling all-reduces the amax of each sequence-parallel gather", "[schedule]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  Job j;
+  FlatNetwork net(20e-6);
+  spec::Parallel par{.tp = 8, .pp = 8, .dp = 1, .zero_stage = 1, .sequence_parallel = true};
+  auto tp_comm = [&](spec::Fp8Recipe r, bool sp) {
+    schedule::StepSpec fp8 = j.spec(par, spec::Dtype::fp8);
+    fp8.software.fp8_recipe = r;
+    fp8.par.sequence_parallel = sp;
+    schedule::LayerCost lc = schedule::layer_cost(fp8, net);
+    return std::pair{seconds(lc.forward, schedule::Category::tp_comm), seconds(lc.backward, schedule::Category::tp_comm)};
+  };
+  // A dense layer: the QKV and FC1 inputs forward, the projection's and FC2's output gradients
+  // backward -- two 20 us calls each way more than delayed scaling, none without SP.
+  auto [cur_f, cur_b] = tp_comm(spec::Fp8Recipe::current, true);
+  auto [del_f, del_b] = tp_comm(spec::Fp8Recipe::delayed, true);
+  CHECK_THAT(cur_f - del_f, WithinRel(40e-6, 1e-9));
+  CHECK_THAT(cur_b - del_b, WithinRel(40e-6, 1e-9));
+  auto [nosp_cur_f, nosp_cur_b] = tp_comm(spec::Fp8Recipe::current, false);
+  auto [nosp_del_f, nosp_del_b] = tp_comm(spec::Fp8Recipe::delayed, false);
+  CHECK(nosp_cur_f == nosp_del_f);
+  CHECK(nosp_cur_b == nosp_del_b);
+}
