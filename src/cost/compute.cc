@@ -186,7 +186,7 @@ std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision, const Fu
   // clamped and concatenated by PyTorch ops before the fused activation kernel reads them -- two
   // clamps (read 2, write 2 per element of each half) and a cat (read 4, write 4): 16 bytes per
   // element of the activation's output in 3 kernels. (It also builds its linear-offset tensor on the
-  // device each call, a blocking host-to-device copy not priced here.)
+  // device each call, a blocking copy: the host wait is schedule::layer_cost's.)
   if (s.glu_clamp && s.gate > 1) e.push_back(memory("mlp.act.clamp", ffn_elems, 8 * kAct, 3));
   if (s.experts_local > 0) e.push_back(memory("moe.permute", s.expert_tokens * s.hidden, 4 * kAct, 2));
   // Rotary embedding (Megatron-Core apply_rope_fusion: one fused kernel) rotates Q and K in place.
