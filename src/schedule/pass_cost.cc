@@ -273,11 +273,12 @@ Seconds moe_forward_waits(const StepSpec& s, const cost::LayerShape& sh, const H
     Seconds host, work;
     bool wait_before;  ///< the host waits for the GPU before issuing this block
   };
-  // One layer's blocks in issue order, from the first wait to the same point of the next layer.
-  std::vector<Block> blocks{{h.act, act, offset}, {h.fc2, fc2, false}, {h.shared, shared, false},
-                            {h.combine, combine, false}, {h.attention, attention, false}, {h.router, router, false},
-                            {h.dispatch, dispatch, counts}, {h.fc1, fc1, false}};
-  std::rotate(blocks.begin(), blocks.begin() + (counts ? 6 : 0), blocks.end());
+  // One layer's blocks in issue order, from the first wait to the same point of the next layer:
+  // the token counts' wait (before the dispatch) when routing is dropless, else the offset's.
+  std::vector<Block> blocks{{h.dispatch, dispatch, counts}, {h.fc1, fc1, false}, {h.act, act, offset},
+                            {h.fc2, fc2, false},         {h.shared, shared, false}, {h.combine, combine, false},
+                            {h.attention, attention, false}, {h.router, router, false}};
+  if (!counts) std::rotate(blocks.begin(), blocks.begin() + 2, blocks.end());  // start at the activation
   Seconds end{0}, issued{0};
   for (const Block& b : blocks) {
     if (b.wait_before) issued = std::max(issued, end);
@@ -397,8 +398,8 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   // weights and biases (12; gated MLPs and bias-free models differ by a few, which costs 2 us each).
   add_grad_accumulation(lc.backward, s, layer_params, 12, ctx);
   // A pass whose host work outlasts its GPU work leaves the GPU waiting for launches: the
-  // difference is exposed (the host runs ahead otherwise; TransformerEngine #2053, #761) -- in a
-  // dropless MoE forward it cannot run past the token counts' wait.
+  // difference is exposed (the host runs ahead otherwise; TransformerEngine #2053, #761) -- in an
+  // MoE forward it cannot run past its waits (moe_forward_waits).
   HostBlocks host_blocks = layer_host_blocks(s, sh);
   Seconds host = host_blocks.total(), fwd_gpu = to_seconds(lc.forward.total());
   Seconds sync = moe_forward_waits(s, sh, host_blocks, fwd, ctx, category_time(lc.forward, Category::ep_comm), fwd_gpu);
