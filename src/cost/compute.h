@@ -32,6 +32,9 @@ struct Op {
   /// GEMM output traffic per element relative to a 16-bit store: 2 x main-grad bytes / 2 when
   /// the weight-gradient GEMM accumulates into the main grads (reads and writes them).
   double epilogue = 1;
+  /// Attention: multiplies the calibrated efficiency (below 1 for work the FLOPs do not count:
+  /// dropout's random numbers inside fused attention).
+  double efficiency_scale = 1;
 };
 
 /// How Transformer Engine's userbuffer TP overlap reshapes the layer's GEMMs (TE

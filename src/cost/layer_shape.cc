@@ -42,6 +42,8 @@ LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, std::int
   s.mlp_bias = m.linear_bias == spec::LinearBias::all;
   s.rms_norm = m.norm == spec::Norm::rmsnorm;
   s.glu_clamp = m.activation_clamp > 0;
+  s.hidden_dropout = m.hidden_dropout > 0;
+  s.attention_dropout = m.attention_dropout > 0;
   if (m.is_moe()) {
     s.experts = static_cast<double>(m.moe_experts);
     // Megatron-Core requires SP with TP in MoE models: each rank routes its b*s/(cp*tp) tokens;

@@ -29,6 +29,8 @@ struct LayerShape {
   bool mlp_bias = false;   ///< the MLP and projection linears carry biases (Megatron GPT)
   bool rms_norm = false;   ///< RMSNorm (else LayerNorm)
   bool glu_clamp = false;  ///< a clamped GLU (spec::Model::activation_clamp)
+  bool hidden_dropout = true;     ///< dropout after the attention and MLP blocks (a mask each)
+  bool attention_dropout = true;  ///< dropout on the attention probabilities
   double tp = 1;
   double cp = 1;
   // MoE (zero experts = dense)

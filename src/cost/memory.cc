@@ -64,10 +64,11 @@ ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec
   ActivationTerms a;
   double in = saved_input_bytes(precision);
   bool moe = m.is_moe(), mla = m.mla.on();
-  // 2sbh norm-1 input + QKV input + 2sbh norm-2 input + FC1 input + 2 x sbh dropout masks. The
+  // 2sbh norm-1 input + QKV input + 2sbh norm-2 input + FC1 input + 2 x sbh dropout masks (kept
+  // only with hidden dropout: at p = 0 PyTorch's dropout returns its input, ATen Dropout.cpp). The
   // QKV and FC1 inputs are the norms' outputs; a norm that is a module of its own (before the
   // experts; before MLA's down-projections) drops its output under layernorm recompute.
-  a.replicated = (6.0 + 2 * in) * s.hidden;
+  a.replicated = (4.0 + 2 * in + (s.hidden_dropout ? 2.0 : 0.0)) * s.hidden;
   if (modules & rm::layernorm) a.replicated -= in * s.hidden * ((moe ? 1.0 : 0.0) + (mla ? 1.0 : 0.0));
   // Q, K, V (MLA's after its up-projections and RoPE); the projection's input.
   if (!(mla && (modules & rm::mla_up_proj))) a.sharded = 2.0 * (s.q_width + 2 * s.kv_width);
@@ -88,7 +89,10 @@ ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec
     a.sharded += fc1_out * s.ffn * s.gate + in * s.ffn;
   }
   double sq = s.seq / s.cp;
-  if (attn == spec::AttentionKernel::unfused) a.scores = 5.0 * s.batch * s.heads * sq * s.seq;
+  // Unfused: the softmax output (2 bytes per score) and, with attention dropout, its mask and
+  // output (1 + 2; Korthikanti et al. 2022 sec. 4.1's 5as^2b).
+  if (attn == spec::AttentionKernel::unfused)
+    a.scores = (s.attention_dropout ? 5.0 : 2.0) * s.batch * s.heads * sq * s.seq;
   else a.sharded += 4.0 * s.heads;  // fp32 log-sum-exp per head and token
   return a;
 }
@@ -188,7 +192,8 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
       none.recompute = Recompute::none;
       transient += layer_activation_bytes(m, par, none, attn);
     }
-    if (st == 0) sm.activations += bytes(shape.tokens * shape.hidden * shape.sp * inflight);  // embedding dropout mask
+    if (st == 0 && shape.hidden_dropout)  // the embeddings' dropout mask (hidden dropout)
+      sm.activations += bytes(shape.tokens * shape.hidden * shape.sp * inflight);
     if (st == par.pp - 1) transient += bytes(shape.tokens * shape.vocab_local * (2.0 + 4.0));  // logits + fp32 loss
     if (par.zero_stage >= 3) transient += bytes(2.0 * (lp.dense + lp.expert) * sb.weights);  // current + prefetched layer
     sm.other = transient + (sm.activations + transient) * kAllocatorReserve + gib(kFixedOverheadGiB);

@@ -1,3 +1,4 @@
+#include <charconv>
 #include "imports/draft.h"
 
 #include <limits>
@@ -66,6 +67,14 @@ std::optional<std::int64_t> parse_integer(std::string_view s) {
   if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
   auto x = static_cast<std::int64_t>(v);
   return negative ? -x : x;
+}
+
+std::optional<double> parse_probability(std::string_view s) {
+  double v = 0;
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, v);
+  if (ec != std::errc() || ptr != end || !(v >= 0 && v < 1)) return std::nullopt;
+  return v;
 }
 
 std::string quoted(std::string_view s) {

@@ -49,6 +49,8 @@ struct ModelDraft {
   spec::Norm norm = spec::Norm::layernorm;
   spec::LinearBias linear_bias = spec::LinearBias::all;
   bool qk_norm = false;
+  /// Dropout probabilities: Megatron-LM's and Megatron-Core's defaults unless the config sets them.
+  double hidden_dropout = 0.1, attention_dropout = 0.1;
   std::string vocab_unknown;  ///< why vocab is absent, e.g. "tokenizer HuggingFaceTokenizer"
   std::string origin;         ///< what the model was read from, for notes: "the script"
 };
@@ -61,6 +63,8 @@ void resolve_model(const ModelDraft& d, const std::string& file, JobDraft& job, 
 
 /// `s` as a decimal integer (optional sign, no spaces); nullopt when it is not one or overflows.
 [[nodiscard]] std::optional<std::int64_t> parse_integer(std::string_view s);
+/// `s` as a probability in [0, 1) (a decimal number: 0, 0.1, 1e-1); nullopt otherwise.
+[[nodiscard]] std::optional<double> parse_probability(std::string_view s);
 /// `s` quoted and printable for an error message: "abc" (at most 80 bytes of it).
 [[nodiscard]] std::string quoted(std::string_view s);
 /// "expected an integer in [min, max]" (or ">= min" when max is INT64_MAX).

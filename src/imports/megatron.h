@@ -56,6 +56,8 @@ class Args {
   std::optional<std::int64_t> integer(const std::string& name, std::int64_t min, std::int64_t max);
   /// An integer with where it was given, for the model's shape.
   std::optional<Sized> sized(const std::string& name, std::int64_t min, std::int64_t max);
+  /// A probability in [0, 1), or nullopt when absent.
+  std::optional<double> probability(const std::string& name);
   /// One of `choices`, or nullopt when absent.
   std::optional<std::string> choice(const std::string& name, std::initializer_list<const char*> choices);
   /// One known value, or nullopt when absent.

@@ -147,6 +147,15 @@ std::optional<std::int64_t> Args::integer(const std::string& name, std::int64_t 
   return x;
 }
 
+std::optional<double> Args::probability(const std::string& name) {
+  const Arg* a = last(name);
+  if (a == nullptr) return std::nullopt;
+  const shell::Word& v = one_value(*a, "a probability");
+  std::optional<double> x = parse_probability(v.text);
+  if (!x) fail(v.line(), "expected a probability in [0, 1) for " + name + ", got " + quoted(v.text));
+  return x;
+}
+
 std::optional<Sized> Args::sized(const std::string& name, std::int64_t min, std::int64_t max) {
   std::optional<std::int64_t> v = integer(name, min, max);
   if (!v) return std::nullopt;

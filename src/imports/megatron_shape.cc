@@ -65,6 +65,8 @@ void read_layers(Args& a, ModelDraft& d) {
   bool no_bias = a.flag("--disable-bias-linear"), qkv_bias = a.flag("--add-qkv-bias");
   d.linear_bias = !no_bias ? spec::LinearBias::all : qkv_bias ? spec::LinearBias::qkv : spec::LinearBias::none;
   d.qk_norm = a.flag("--qk-layernorm");
+  d.hidden_dropout = a.probability("--hidden-dropout").value_or(0.1);
+  d.attention_dropout = a.probability("--attention-dropout").value_or(0.1);
 }
 
 void read_moe(Args& a, ModelDraft& d) {

@@ -1,5 +1,6 @@
 // A model shape read from a config: checked like a model file (spec/model_rules.cc), then matched
 // against the shipped presets so that a familiar architecture imports as `--model NAME`.
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +67,8 @@ spec::Model build(const ModelDraft& d, const std::string& file) {
   m.norm = d.norm;
   m.linear_bias = d.linear_bias;
   m.qk_norm = d.qk_norm;
+  m.hidden_dropout = d.hidden_dropout;
+  m.attention_dropout = d.attention_dropout;
   check_heads(d, m);
   if (m.head_dim == 0) m.head_dim = m.hidden / m.heads;
   read_moe(d, m);
@@ -116,6 +119,16 @@ std::vector<std::string> differences(const spec::Model& m, const spec::Model& p)
   word("mla", yes(m.mla.on()), yes(p.mla.on()));
   num("mtp_layers", m.mtp_layers, p.mtp_layers);
   num("sliding_window", m.sliding_window, p.sliding_window);
+  auto prob = [&](const char* key, double a, double b) {
+    auto text = [](double v) {
+      std::ostringstream o;
+      o << v;  // 0.1, 0
+      return o.str();
+    };
+    if (a != b) out.push_back(std::string(key) + " " + text(a) + " (preset " + text(b) + ")");
+  };
+  prob("hidden_dropout", m.hidden_dropout, p.hidden_dropout);
+  prob("attention_dropout", m.attention_dropout, p.attention_dropout);
   return out;
 }
 

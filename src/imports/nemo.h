@@ -34,6 +34,8 @@ class Recipe {
   std::optional<std::int64_t> integer(const Paths& paths, std::int64_t min, std::int64_t max);
   /// As integer(), with where it was given, for the model's shape.
   std::optional<Sized> sized(const Paths& paths, std::int64_t min, std::int64_t max);
+  /// A probability in [0, 1) (plain YAML number), or nullopt when absent or null.
+  std::optional<double> probability(const Paths& paths);
   /// true/false (also True, yes, on ... as YAML 1.1 reads them), or nullopt.
   std::optional<bool> boolean(const Paths& paths);
   /// A scalar's text, or nullopt.

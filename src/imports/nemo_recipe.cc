@@ -121,6 +121,15 @@ std::optional<std::int64_t> Recipe::integer(const Paths& paths, std::int64_t min
   return v;
 }
 
+std::optional<double> Recipe::probability(const Paths& paths) {
+  std::optional<Found> f = find(paths);
+  if (!f) return std::nullopt;
+  std::optional<double> v;
+  if (f->node->kind == yaml::Node::Kind::scalar && f->node->plain) v = parse_probability(f->node->value);
+  if (!v) fail(*f, "expected a probability in [0, 1) for " + f->path + ", got " + yaml::describe(*f->node));
+  return v;
+}
+
 std::optional<Sized> Recipe::sized(const Paths& paths, std::int64_t min, std::int64_t max) {
   std::optional<std::int64_t> v = integer(paths, min, max);
   if (!v) return std::nullopt;

@@ -72,6 +72,9 @@ void read_layers(Recipe& r, ModelDraft& d) {
   bool qkv = r.boolean(model_paths("add_qkv_bias")).value_or(false);
   d.linear_bias = bias ? spec::LinearBias::all : qkv ? spec::LinearBias::qkv : spec::LinearBias::none;
   d.qk_norm = r.boolean(model_paths("qk_layernorm")).value_or(false);
+  // Absent: NeMo's megatron_gpt_config.yaml and Megatron-Core's TransformerConfig default, 0.1.
+  d.hidden_dropout = r.probability(model_paths("hidden_dropout")).value_or(0.1);
+  d.attention_dropout = r.probability(model_paths("attention_dropout")).value_or(0.1);
 }
 
 void read_moe(Recipe& r, ModelDraft& d) {

@@ -24,7 +24,8 @@ nlohmann::json model_json(const spec::Model& m, std::int64_t seq) {
                        {"norm", spec::to_string(m.norm)}, {"linear_bias", spec::to_string(m.linear_bias)},
                        {"qk_norm", m.qk_norm}, {"moe_experts", m.moe_experts}, {"moe_topk", m.moe_topk},
                        {"moe_ffn_hidden", m.moe_ffn_hidden}, {"moe_shared_ffn_hidden", m.moe_shared_ffn_hidden},
-                       {"activation_clamp", m.activation_clamp}};
+                       {"activation_clamp", m.activation_clamp}, {"hidden_dropout", m.hidden_dropout},
+                       {"attention_dropout", m.attention_dropout}};
   j["parameters"] = p.total(m.layers);
   j["active_parameters"] = p.active(m.layers);
   j["per_layer"] = {{"attention", p.layer.attention}, {"mlp", p.layer.mlp}, {"mlp_active", p.layer.mlp_active},
@@ -55,6 +56,7 @@ std::string model_text(const spec::Model& m, std::int64_t seq) {
   if (m.is_moe())
     out += ", MoE " + std::to_string(m.moe_experts) + " experts top-" + std::to_string(m.moe_topk) + " (ffn " +
            std::to_string(m.moe_ffn_hidden) + ")";
+  out += ", dropout " + fixed(m.hidden_dropout, 2) + " hidden / " + fixed(m.attention_dropout, 2) + " attention";
   out += "\n\n  parameters         " + si_count(p.total(m.layers)) + "\n";
   if (m.is_moe()) out += "  active parameters  " + si_count(p.active(m.layers)) + "\n";
   Table t({"part", "parameters", "share"});

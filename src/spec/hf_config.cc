@@ -36,6 +36,9 @@ Model read_rotary_decoder(ObjectReader& r) {
   m.max_position = r.optional_integer("max_position_embeddings", 1, kMax).value_or(0);
   m.tied_embeddings = r.optional_boolean("tie_word_embeddings").value_or(false);
   m.norm = Norm::rmsnorm;
+  // These families' modeling code has attention dropout only (on the softmax, default 0.0).
+  m.hidden_dropout = 0;
+  m.attention_dropout = read_probability(r, "attention_dropout").value_or(0.0);
   return m;
 }
 
@@ -76,6 +79,8 @@ Model read_gpt2(ObjectReader& r) {
   m.tied_embeddings = r.optional_boolean("tie_word_embeddings").value_or(true);
   m.norm = Norm::layernorm;
   m.linear_bias = LinearBias::all;
+  m.hidden_dropout = read_probability(r, "resid_pdrop").value_or(0.1);
+  m.attention_dropout = read_probability(r, "attn_pdrop").value_or(0.1);
   return m;
 }
 
@@ -95,6 +100,12 @@ Model read_gpt_neox(ObjectReader& r) {
   m.tied_embeddings = r.optional_boolean("tie_word_embeddings").value_or(false);
   m.norm = Norm::layernorm;
   m.linear_bias = LinearBias::all;
+  // transformers' keys hidden_dropout / attention_dropout (default 0.0); GPT-NeoX 20B's own config
+  // spells them hidden_dropout_prob / attention_probs_dropout_prob.
+  m.hidden_dropout = r.has("hidden_dropout") ? *read_probability(r, "hidden_dropout")
+                                             : read_probability(r, "hidden_dropout_prob").value_or(0.0);
+  m.attention_dropout = r.has("attention_dropout") ? *read_probability(r, "attention_dropout")
+                                                   : read_probability(r, "attention_probs_dropout_prob").value_or(0.0);
   return m;
 }
 

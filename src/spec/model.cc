@@ -71,6 +71,8 @@ Model read_native(ObjectReader& r) {
   if (m.activation_clamp > 0 && !m.gated())
     r.fail("activation_clamp", std::string("expected a gated activation (swiglu, gated_gelu) to clamp, got ") +
                                    to_string(m.activation));
+  m.hidden_dropout = read_probability(r, "hidden_dropout").value_or(0.1);
+  m.attention_dropout = read_probability(r, "attention_dropout").value_or(0.1);
   r.finish();
   return m;
 }

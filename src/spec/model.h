@@ -61,6 +61,13 @@ struct Model {
   /// A clamped GLU (gpt-oss swiglu_limit 7): the gate clamped from above and the linear half to
   /// [-c, c] before the activation; 0 = no clamp. Needs a gated activation.
   double activation_clamp = 0;
+  /// Dropout probabilities (Megatron-LM --hidden-dropout, --attention-dropout; their default 0.1,
+  /// what GPT-3-era runs trained with; Llama-era models train with 0). Hidden dropout (after the
+  /// attention and MLP blocks, and on the embeddings) keeps a 1-byte mask per element for the
+  /// backward; attention dropout keeps a mask of the scores (unfused attention) or regenerates it
+  /// from the RNG state inside fused attention, at a cost in time.
+  double hidden_dropout = 0.1;
+  double attention_dropout = 0.1;
 
   [[nodiscard]] bool is_moe() const { return moe_experts > 0; }
   /// Layers with experts.

@@ -1,6 +1,7 @@
 #include "spec/model_rules.h"
 
 #include <initializer_list>
+#include <sstream>
 #include <string>
 
 namespace dtsim::spec {
@@ -14,6 +15,16 @@ std::string key(const ObjectReader& r, std::initializer_list<const char*> names)
 }
 
 }  // namespace
+
+std::optional<double> read_probability(ObjectReader& r, const std::string& name) {
+  std::optional<double> p = r.optional_positive(name, true);
+  if (p && *p >= 1.0) {
+    std::ostringstream got;
+    got << *p;  // as written: 1, 1.5
+    r.fail(name, "expected a probability in [0, 1), got " + got.str());
+  }
+  return p;
+}
 
 void check_model(Model& m, const ObjectReader& r) {
   std::string heads = key(r, {"heads", "num_attention_heads", "n_head"});

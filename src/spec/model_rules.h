@@ -1,5 +1,8 @@
 #pragma once
 // Internal to src/spec: cross-field model rules and the Hugging Face reader.
+#include <optional>
+#include <string>
+
 #include "spec/json_reader.h"
 #include "spec/model.h"
 
@@ -8,6 +11,9 @@ namespace dtsim::spec {
 /// Cross-field checks (heads vs kv_heads and hidden, learned positions need a table size).
 /// Fills head_dim when zero. Errors point at the offending key of `r`.
 void check_model(Model& m, const ObjectReader& r);
+
+/// A dropout probability at `name`: a number in [0, 1), or nullopt when absent or null.
+[[nodiscard]] std::optional<double> read_probability(ObjectReader& r, const std::string& name);
 
 /// Reads a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2, Qwen3, GPT-2, GPT-NeoX).
 /// Keys it does not use are ignored: config.json carries many training-irrelevant keys.

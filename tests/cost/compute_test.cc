@@ -86,6 +86,38 @@ TEST_CASE("cost::layer_forward/backward: TP overlap chunks GEMM rows, keeps FLOP
              WithinRel((cost::op_time(all_sms, ctx).value() - overhead) * 132.0 / 116.0, 1e-9));
 }
 
+TEST_CASE("cost::layer_forward: attention dropout costs kernels unfused and throughput fused", "[cost]") {
+  cost::LayerShape with = gpt3_tp4();
+  REQUIRE(with.attention_dropout);
+  cost::LayerShape without = with;
+  without.attention_dropout = false;
+  auto has = [](const std::vector<cost::Op>& ops, const std::string& name) {
+    for (const cost::Op& op : ops)
+      if (op.name == name) return true;
+    return false;
+  };
+  // Unfused: a dropout kernel over the scores each way, none at p = 0 (PyTorch returns the input).
+  CHECK(has(cost::layer_forward(with, spec::AttentionKernel::unfused, spec::Dtype::bf16), "attn.dropout"));
+  CHECK_FALSE(has(cost::layer_forward(without, spec::AttentionKernel::unfused, spec::Dtype::bf16), "attn.dropout"));
+  CHECK(has(cost::layer_backward(with, spec::AttentionKernel::unfused, spec::Dtype::bf16), "attn.dropout.bwd"));
+  CHECK_FALSE(has(cost::layer_backward(without, spec::AttentionKernel::unfused, spec::Dtype::bf16), "attn.dropout.bwd"));
+  // Fused: the same FLOPs at 0.594 / 0.614 of the throughput (TransformerEngine #3312, H200 sbhd).
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  spec::Gpu gpu = spec::load_gpu("h100-sxm5-80gb");
+  spec::Calibration cal = spec::load_calibration("dgx-h100");
+  cost::ComputeContext ctx{&gpu, &cal.compute, spec::Dtype::bf16};
+  for (bool backward : {false, true}) {
+    auto a = backward ? cost::layer_backward(with, spec::AttentionKernel::flash, spec::Dtype::bf16)
+                      : cost::layer_forward(with, spec::AttentionKernel::flash, spec::Dtype::bf16);
+    auto b = backward ? cost::layer_backward(without, spec::AttentionKernel::flash, spec::Dtype::bf16)
+                      : cost::layer_forward(without, spec::AttentionKernel::flash, spec::Dtype::bf16);
+    std::string name = backward ? "attn.core.bwd" : "attn.core";
+    CHECK(named(a, name).flops.value() == named(b, name).flops.value());
+    cost::OpTiming ta = cost::op_timing(named(a, name), ctx), tb = cost::op_timing(named(b, name), ctx);
+    CHECK_THAT(ta.compute.value(), WithinRel(tb.compute.value() * 0.614 / 0.594, 1e-9));
+  }
+}
+
 TEST_CASE("cost::layer_backward: fused gradient accumulation reads and writes the main grads", "[cost]") {
   cost::LayerShape sh = gpt3_tp4();
   auto plain = cost::layer_backward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16);
@@ -122,9 +154,20 @@ TEST_CASE("cost::layer_forward: unfused element-wise chains move their intermedi
   CHECK(named(fused, "mlp.act").bytes.value() == sh.tokens * sh.ffn * 6);
   CHECK(named(eager, "mlp.act").bytes.value() == sh.tokens * sh.ffn * 10);
   CHECK(named(eager, "mlp.act").kernels == 2);
-  // No bias: dropout and the residual add apart (7 -> 11 bytes, 2 kernels).
-  CHECK(named(eager, "attn.bda").bytes.value() == th * 11);
-  CHECK(named(eager, "attn.bda").kernels == 2);
+  // No bias and no dropout (Llama): the residual add alone, fused or not (6 bytes, 1 kernel).
+  REQUIRE_FALSE(sh.hidden_dropout);
+  CHECK(named(fused, "attn.bda").bytes.value() == th * 6);
+  CHECK(named(eager, "attn.bda").bytes.value() == th * 6);
+  CHECK(named(eager, "attn.bda").kernels == 1);
+  // With hidden dropout: the fused kernel writes the mask (7 bytes); apart, dropout and the
+  // residual add are two kernels (11 bytes).
+  cost::LayerShape dropped = sh;
+  dropped.hidden_dropout = true;
+  auto dropped_fused = cost::layer_forward(dropped, spec::AttentionKernel::flash, spec::Dtype::bf16);
+  auto dropped_eager = cost::layer_forward(dropped, spec::AttentionKernel::flash, spec::Dtype::bf16, {}, none);
+  CHECK(named(dropped_fused, "attn.bda").bytes.value() == th * 7);
+  CHECK(named(dropped_eager, "attn.bda").bytes.value() == th * 11);
+  CHECK(named(dropped_eager, "attn.bda").kernels == 2);
   // RMSNorm in eager ops: 36 bytes over 8 kernels; RoPE via fp32 complex numbers: 28 over 6.
   CHECK(named(fused, "norm1").bytes.value() == th * 4);
   CHECK(named(eager, "norm1").bytes.value() == th * 36);

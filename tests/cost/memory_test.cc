@@ -137,3 +137,29 @@ TEST_CASE("cost::stage_layers: uneven pipelines as Llama 3 trained them", "[cost
   CHECK(cost::inflight_microbatches(p4, 8, 3) == 1);
   CHECK(cost::inflight_microbatches(p4, 2, 0) == 2);
 }
+
+TEST_CASE("cost::layer_activation_bytes: dropout masks are kept only with dropout", "[cost]") {
+  // GPT-3 175B at TP 8 with SP, mbs 1, s 2048: hidden dropout keeps two 1-byte masks per token and
+  // hidden element (2sbh/t); unfused attention dropout keeps its mask and output (3as^2b/t) beside
+  // the softmax output (2as^2b/t). Without dropout neither is kept.
+  spec::Model m = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/gpt3-175b.json");
+  REQUIRE(m.hidden_dropout == 0.1);
+  REQUIRE(m.attention_dropout == 0.1);
+  spec::Parallel par{.tp = 8, .pp = 1, .dp = 1, .sequence_parallel = true};
+  spec::Training t{.micro_batch = 1, .global_batch = 1, .seq_len = 2048, .recompute = spec::Recompute::none};
+  auto bytes = [&](const spec::Model& x, spec::AttentionKernel k) {
+    return cost::layer_activation_bytes(x, par, t, k).value();
+  };
+  spec::Model plain = m;
+  plain.hidden_dropout = 0;
+  double sbh = 2048.0 * 12288;
+  CHECK(bytes(m, spec::AttentionKernel::flash) - bytes(plain, spec::AttentionKernel::flash) == 2 * sbh / 8);
+  plain.attention_dropout = 0;
+  double scores = 96.0 / 8 * 2048 * 2048;  // a/t heads of s x s
+  CHECK(bytes(m, spec::AttentionKernel::unfused) - bytes(plain, spec::AttentionKernel::unfused) ==
+        2 * sbh / 8 + 3 * scores);
+  // Flash attention regenerates its dropout mask: attention dropout alone changes nothing.
+  spec::Model attn_only = m;
+  attn_only.hidden_dropout = 0;
+  CHECK(bytes(attn_only, spec::AttentionKernel::flash) == bytes(plain, spec::AttentionKernel::flash));
+}

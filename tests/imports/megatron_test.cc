@@ -59,6 +59,7 @@ TEST_CASE("imports::from_megatron: an args file with GQA, SwiGLU, interleaving a
 --make-vocab-size-divisible-by 1 --num-layers-per-virtual-pipeline-stage 4
 --bf16 --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather --sequence-parallel
 --recompute-activations --micro-batch-size 1 --global-batch-size 1024
+--attention-dropout 0.0 --hidden-dropout 0.0
 )";
   Imported r = from_megatron(file, "llama.args");
   // vp = 32 layers / 2 stages / 4 layers per chunk = 4; vocab 128256 is a multiple of 1 x 4.
@@ -75,7 +76,7 @@ TEST_CASE("imports::from_megatron: a shape no preset has comes back as a model, 
   Imported r = args("--tensor-model-parallel-size 4 --num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
                     "--group-query-attention --num-query-groups 8 --ffn-hidden-size 14336 --swiglu --normalization "
                     "RMSNorm --disable-bias-linear --untie-embeddings-and-output-weights --position-embedding-type rope "
-                    "--vocab-size 128256");
+                    "--vocab-size 128256 --attention-dropout 0 --hidden-dropout 0");
   REQUIRE(r.model.has_value());
   CHECK(r.model->vocab == 128512);
   CHECK(r.model->kv_heads == 8);
@@ -192,8 +193,32 @@ TEST_CASE("imports::from_megatron: an MoE script imports as its preset with expe
   Imported r = args("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --group-query-attention "
                     "--num-query-groups 8 --ffn-hidden-size 14336 --swiglu --num-experts 8 --moe-router-topk 2 "
                     "--expert-model-parallel-size 8 --normalization RMSNorm --disable-bias-linear "
-                    "--untie-embeddings-and-output-weights --position-embedding-type rope --vocab-size 32000");
+                    "--untie-embeddings-and-output-weights --position-embedding-type rope --vocab-size 32000 "
+                    "--attention-dropout 0.0 --hidden-dropout 0.0");
   CHECK_THAT(r.flags, Equals(Flags{"--model", "mixtral-8x7b", "--ep", "8", "--zero", "0"}));
+}
+
+TEST_CASE("imports::from_megatron: dropout is Megatron-LM's 0.1 unless the script sets it", "[imports]") {
+  // Llama 3 8B's shape without --hidden-dropout / --attention-dropout trains with Megatron-LM's
+  // defaults (0.1 each), which no Llama preset does: the model comes back with its dropout.
+  const std::string shape = "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --group-query-attention "
+                            "--num-query-groups 8 --ffn-hidden-size 14336 --swiglu --normalization RMSNorm "
+                            "--disable-bias-linear --untie-embeddings-and-output-weights --position-embedding-type rope "
+                            "--vocab-size 128256 --make-vocab-size-divisible-by 1";
+  Imported r = args(shape);
+  REQUIRE(r.model.has_value());
+  CHECK(r.model->hidden_dropout == 0.1);
+  CHECK(r.model->attention_dropout == 0.1);
+  CHECK_THAT(r.notes, VectorContains(std::string(
+                          "model: the architecture the script defines (no preset has its shape; nearest preset llama3-8b "
+                          "differs in hidden_dropout 0.1 (preset 0), attention_dropout 0.1 (preset 0))")));
+  Imported z = args(shape + " --hidden-dropout 0 --attention-dropout 0.0");
+  CHECK_FALSE(z.model.has_value());
+  CHECK_THAT(z.flags, VectorContains(std::string("llama3-8b")));
+  REQUIRE_THROWS_WITH(args(shape + " --hidden-dropout 1.5"),
+                      "x.sh:1: expected a probability in [0, 1) for --hidden-dropout, got \"1.5\"");
+  REQUIRE_THROWS_WITH(args(shape + " --attention-dropout none"),
+                      "x.sh:1: expected a probability in [0, 1) for --attention-dropout, got \"none\"");
 }
 
 TEST_CASE("imports::from_megatron: bad input names the line and what was expected", "[imports]") {

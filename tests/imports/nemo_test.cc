@@ -108,6 +108,8 @@ TEST_CASE("imports::from_nemo: a provider with its whole shape matches its prese
   position_embedding_type: rope
   vocab_size: 128256
   seq_length: 8192
+  hidden_dropout: 0.0
+  attention_dropout: 0.0
 train:
   global_batch_size: 128
 )";
@@ -115,6 +117,18 @@ train:
   CHECK_THAT(r.flags, Equals(Flags{"--model", "llama3-70b", "--gbs", "128", "--seq", "8192", "--framework",
                                    "nemo-megatron-bridge"}));
   CHECK_THAT(r.ignored, VectorContains(std::string("model.activation_func._call_ (not read by dtsim)")));
+  // Without the dropout keys the provider would train with Megatron-Core's 0.1: not the preset.
+  std::string with_dropout = yaml;
+  with_dropout.replace(with_dropout.find("hidden_dropout: 0.0"), 19, "hidden_dropout: 0.1");
+  Imported d = from_nemo(with_dropout, "bridge.yaml");
+  REQUIRE(d.model.has_value());
+  CHECK(d.model->hidden_dropout == 0.1);
+  CHECK(d.model->attention_dropout == 0.0);
+  std::string bad = yaml;
+  bad.replace(bad.find("attention_dropout: 0.0"), 22, "attention_dropout: 2");
+  REQUIRE_THROWS_WITH(from_nemo(bad, "bridge.yaml"),
+                      Catch::Matchers::StartsWith("bridge.yaml:") &&
+                          Catch::Matchers::EndsWith("expected a probability in [0, 1) for model.attention_dropout, got \"2\""));
 }
 
 TEST_CASE("imports::from_nemo: NeMo 2.0 places and OmegaConf interpolations", "[imports]") {

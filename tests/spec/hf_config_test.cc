@@ -105,6 +105,8 @@ TEST_CASE("spec::load_model: Hugging Face family facts", "[spec]") {
     // norms 4*768 = 3,072) = 85,054,464; wte 50257*768 = 38,597,376; wpe 1024*768 = 786,432;
     // ln_f 1,536.
     CHECK(total_params(m) == 124439808.0);
+    CHECK(m.hidden_dropout == 0.1);     // resid_pdrop
+    CHECK(m.attention_dropout == 0.1);  // attn_pdrop
   }
   SECTION("GPT-NeoX: rotary, LayerNorm, biases, untied") {
     auto m = load_model(fixture("gpt-neox-20b"));
@@ -113,6 +115,8 @@ TEST_CASE("spec::load_model: Hugging Face family facts", "[spec]") {
     CHECK(m.linear_bias == LinearBias::all);
     CHECK_FALSE(m.tied_embeddings);
     CHECK(m.head_dim == 96);  // 6144 / 64
+    CHECK(m.hidden_dropout == 0);     // hidden_dropout_prob 0
+    CHECK(m.attention_dropout == 0);  // attention_probs_dropout_prob 0
   }
   SECTION("Mixtral: 8 experts, top-2, expert width = intermediate_size") {
     auto m = load_model(fixture("mixtral-8x7b"));
@@ -207,6 +211,8 @@ TEST_CASE("spec::load_model: MoE configs (DeepSeek-V3, Kimi K2, gpt-oss, Qwen3-M
     CHECK(hf.sliding_window_full_every == p.sliding_window_full_every);
     CHECK(hf.qk_norm == p.qk_norm);
     CHECK(hf.activation_clamp == p.activation_clamp);
+    CHECK(hf.hidden_dropout == p.hidden_dropout);
+    CHECK(hf.attention_dropout == p.attention_dropout);
     CHECK_THAT(dtsim::cost::count_params(hf).total(hf.layers),
                WithinRel(dtsim::cost::count_params(p).total(p.layers), 1e-12));
   }

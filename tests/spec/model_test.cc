@@ -107,6 +107,15 @@ TEST_CASE("spec::parse_model: MoE layout fields (dense layers, MLA, MTP, windows
                     Equals("m.json:/sliding_window: missing required key (sliding_window_full_every is set)"));
   CHECK_THROWS_WITH(parse_model(gpt3(R"("activation_clamp": 7)"), "m.json"),
                     Equals("m.json:/activation_clamp: expected a gated activation (swiglu, gated_gelu) to clamp, got gelu"));
+  // Dropout: Megatron-LM's 0.1 when absent; a probability in [0, 1).
+  CHECK(parse_model(gpt3(R"("moe_dense_layers": 0)"), "m.json").hidden_dropout == 0.1);
+  dtsim::spec::Model no_drop = parse_model(gpt3(R"("hidden_dropout": 0, "attention_dropout": 0.05)"), "m.json");
+  CHECK(no_drop.hidden_dropout == 0);
+  CHECK(no_drop.attention_dropout == 0.05);
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("hidden_dropout": 1)"), "m.json"),
+                    Equals("m.json:/hidden_dropout: expected a probability in [0, 1), got 1"));
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("attention_dropout": -0.1)"), "m.json"),
+                    Equals("m.json:/attention_dropout: expected a number >= 0, got -0.1"));
   CHECK_THROWS_WITH(parse_model(gpt3(R"("activation_clamp": -1)"), "m.json"),
                     Equals("m.json:/activation_clamp: expected a number > 0, got -1"));
   CHECK_THROWS_WITH(parse_model(gpt3(R"("mla": {"kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
