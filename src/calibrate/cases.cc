@@ -71,6 +71,7 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
   if (rc.moe_dispatcher) p.stack.software.moe_dispatcher = *rc.moe_dispatcher;
   if (rc.moe_a2a_overlap) p.stack.software.moe_a2a_overlap = *rc.moe_a2a_overlap;
   if (rc.cuda_graphs) p.stack.software.cuda_graphs = *rc.cuda_graphs;
+  if (rc.tp_overlap_rs) p.stack.software.tp_overlap_rs = *rc.tp_overlap_rs;
   if (rc.fp8_recipe) p.stack.software.fp8_recipe = *rc.fp8_recipe;
   const spec::Software& sw = p.stack.software;
   rc.train.grad_dtype = spec::main_grad_dtype(sw, rc.train.precision);

@@ -127,6 +127,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
   app.add_option("--cuda-graphs", f.cuda_graphs,
                  "none|full_iteration|SCOPES: CUDA-graph-captured work costs no host time; SCOPES among attn, "
                  "moe_router, moe_preprocess joined by commas (default: the stack's)");
+  app.add_option("--tp-overlap-rs", f.tp_overlap_rs,
+                 "PROJ,FC2: how --tp-comm-overlap overlaps the projection's and FC2's forward reduce-scatter, each "
+                 "ring (ring exchange) or the SMs its pipelined overlap keeps (Transformer Engine ub config num_sm; "
+                 "default: the stack's, TE's 16,16)");
   app.add_option("--fp8-param-gather", f.fp8_param_gather,
                  "on|off: fp8 runs keep parameters in fp8 and all-gather them in fp8 (default: the stack's)");
   app.add_option("--fp8-recipe", f.fp8_recipe,
@@ -219,6 +223,7 @@ spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
   s.overlap_p2p_comm = on_off("--overlap-p2p-comm", f.overlap_p2p_comm, d.overlap_p2p_comm);
   s.moe_a2a_overlap = on_off("--moe-a2a-overlap", f.moe_a2a_overlap, d.moe_a2a_overlap);
   if (!f.cuda_graphs.empty()) s.cuda_graphs = spec::parse_cuda_graphs(f.cuda_graphs, "--cuda-graphs");
+  if (!f.tp_overlap_rs.empty()) s.tp_overlap_rs = spec::parse_tp_overlap_rs(f.tp_overlap_rs, "--tp-overlap-rs");
   enum_flag("--moe-dispatcher", f.moe_dispatcher,
             {spec::MoeDispatcher::alltoall, spec::MoeDispatcher::allgather, spec::MoeDispatcher::flex},
             s.moe_dispatcher);

@@ -27,7 +27,7 @@ struct JobFlags {
   std::int64_t mbs = 1, gbs = 0, seq = 2048;
   std::string recompute = "none", precision = "bf16", grad_dtype, optimizer = "adam";
   std::string attention, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, overlap_p2p_comm, schedule;
-  std::string fp8_recipe, fp8_param_gather, cuda_graphs, recompute_modules;
+  std::string fp8_recipe, fp8_param_gather, cuda_graphs, recompute_modules, tp_overlap_rs;
   double moe_imbalance = 0, moe_capacity_factor = 0;
   std::int64_t bf16_layers_start = -1, bf16_layers_end = -1;  ///< -1: the stack's (current scaling), else 0
   std::int64_t offload_layers = 0, recompute_layers = 0;

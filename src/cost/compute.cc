@@ -288,13 +288,17 @@ Seconds ops_time(const std::vector<Op>& ops, const ComputeContext& ctx) {
   return total;
 }
 
-TpOverlapShape tp_overlap_shape(std::int64_t tp, bool tp_comm_overlap, std::int64_t sm_count) {
+TpOverlapShape tp_overlap_shape(std::int64_t tp, bool tp_comm_overlap, std::int64_t sm_count,
+                                const spec::TpOverlapRs& rs) {
   if (tp <= 1 || !tp_comm_overlap) return {};
-  constexpr double kPipelineCommSms = 16;  // TE default num_sm for "pipeline" overlaps
-  double sms = static_cast<double>(sm_count);
-  return {.ring_splits = static_cast<double>(tp),
-          .pipeline_splits = 4,
-          .pipeline_sm_share = sms > kPipelineCommSms ? (sms - kPipelineCommSms) / sms : 1.0};
+  double sms = static_cast<double>(sm_count), ring = static_cast<double>(tp);
+  // A pipelined overlap runs 4 chunks (num_splits) on the SMs its communication kernel leaves.
+  auto share = [&](int comm_sms) { return sms > comm_sms ? (sms - comm_sms) / sms : 1.0; };
+  TpOverlapShape o{.ring_splits = ring};
+  bool proj_ring = rs.proj_sms == spec::TpOverlapRs::kRing, fc2_ring = rs.fc2_sms == spec::TpOverlapRs::kRing;
+  o.proj_splits = proj_ring ? ring : 4, o.proj_sm_share = proj_ring ? 1.0 : share(rs.proj_sms);
+  o.fc2_splits = fc2_ring ? ring : 4, o.fc2_sm_share = fc2_ring ? 1.0 : share(rs.fc2_sms);
+  return o;
 }
 
 bool fp8_needs_transpose(const spec::Gpu& gpu) { return gpu.peak_fp4.value() <= 0; }
@@ -379,8 +383,8 @@ std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype p
   // Dense layers only: Megatron-Core does not pipeline the experts' GEMMs with TP communication.
   for (const char* name : {"attn.qkv", "mlp.fc1"})
     if (Op* op = find(ops, name)) split_rows(*op, overlap.ring_splits);
-  for (const char* name : {"attn.proj", "mlp.fc2"})
-    if (Op* op = find(ops, name)) split_rows(*op, overlap.pipeline_splits, overlap.pipeline_sm_share);
+  if (Op* op = find(ops, "attn.proj")) split_rows(*op, overlap.proj_splits, overlap.proj_sm_share);
+  if (Op* op = find(ops, "mlp.fc2")) split_rows(*op, overlap.fc2_splits, overlap.fc2_sm_share);
   if (attn == AttentionKernel::flash) flash(ops, s, false);
   else unfused_forward(ops, s);
   for (Op& e : layer_elementwise(s, precision, fusions)) ops.push_back(std::move(e));

@@ -46,8 +46,9 @@ struct Op {
 /// remaining ("bulk") overlaps keep their GEMM whole and share the SMs.
 struct TpOverlapShape {
   double ring_splits = 1;
-  double pipeline_splits = 1;
-  double pipeline_sm_share = 1;
+  /// The projection's and FC2's forward GEMMs: chunks and share of the SMs (spec::TpOverlapRs).
+  double proj_splits = 1, proj_sm_share = 1;
+  double fc2_splits = 1, fc2_sm_share = 1;
 };
 
 /// Which element-wise chains the stack runs as one kernel (Megatron-LM --bias-gelu-fusion,
@@ -78,7 +79,8 @@ struct Fusions {
                                            spec::Dtype precision = spec::Dtype::fp8);
 
 /// The TpOverlapShape of a job: none when tp == 1 or overlap is off.
-[[nodiscard]] TpOverlapShape tp_overlap_shape(std::int64_t tp, bool tp_comm_overlap, std::int64_t sm_count);
+[[nodiscard]] TpOverlapShape tp_overlap_shape(std::int64_t tp, bool tp_comm_overlap, std::int64_t sm_count,
+                                              const spec::TpOverlapRs& rs = {});
 
 /// What the ops are priced with.
 struct ComputeContext {

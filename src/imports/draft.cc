@@ -44,6 +44,7 @@ std::vector<std::string> job_flags(const JobDraft& j) {
   add(out, "--optimizer", j.optimizer);
   add(out, "--attention", j.attention);
   add(out, "--tp-comm-overlap", j.tp_comm_overlap);
+  add(out, "--tp-overlap-rs", j.tp_overlap_rs);
   add(out, "--overlap-grad-reduce", j.overlap_grad_reduce);
   add(out, "--overlap-param-gather", j.overlap_param_gather);
   add(out, "--fp8-recipe", j.fp8_recipe);

@@ -24,6 +24,7 @@ struct JobDraft {
   std::optional<std::string> recompute_modules;  ///< comma separated, as --recompute-modules
   std::optional<int> zero;
   std::optional<std::string> grad_dtype, optimizer, attention, fp8_recipe;
+  std::optional<std::string> tp_overlap_rs;  ///< as --tp-overlap-rs: PROJ,FC2
   std::optional<bool> tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, fp8_param_gather;
   std::optional<std::string> framework;  ///< a calibration/stacks name
 };

@@ -182,6 +182,23 @@ void read_optimizer(Recipe& r, JobDraft& j, Imported& out) {
                                       "trainer.strategy.ddp.overlap_param_gather"});
   j.tp_comm_overlap = r.boolean(join_paths(model_paths("ub_tp_comm_overlap"),
                                      join_paths(model_paths("tp_comm_overlap"), {"comm_overlap.tp_comm_overlap"})));
+  // The userbuffer config's forward reduce-scatter overlaps (NeMo 1.x ub_tp_comm_overlap_cfg):
+  // "pipeline" with its num_sm (Transformer Engine's default 16 when unstated) or "ring_exchange".
+  bool stated = false;
+  auto rs = [&](const char* gemm) {
+    std::string cfg = std::string("ub_tp_comm_overlap_cfg.") + gemm;
+    auto method = r.choice(model_paths(cfg + ".method"), {"pipeline", "ring_exchange"});
+    auto sms = r.integer(model_paths(cfg + ".num_sm"), 1, 64);
+    stated = stated || method.has_value();
+    if (method == "ring_exchange") return std::string("ring");
+    return std::to_string(sms.value_or(16));
+  };
+  std::string proj = rs("proj_fprop"), fc2 = rs("fc2_fprop");
+  if (stated) {
+    j.tp_overlap_rs = proj + "," + fc2;
+    out.notes.push_back("tp-overlap-rs = " + *j.tp_overlap_rs +
+                        " (ub_tp_comm_overlap_cfg proj_fprop, fc2_fprop: ring exchange or the pipelined overlap's num_sm)");
+  }
 }
 
 }  // namespace

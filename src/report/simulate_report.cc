@@ -34,7 +34,8 @@ nlohmann::json config_json(const JobView& j) {
           {"overlap_grad_reduce", j.software.overlap_grad_reduce},
           {"overlap_param_gather", j.software.overlap_param_gather},
           {"overlap_p2p_comm", j.software.overlap_p2p_comm}, {"fp8_recipe", spec::to_string(j.software.fp8_recipe)},
-          {"cuda_graphs", spec::to_string(j.software.cuda_graphs)}, {"network", j.network},
+          {"cuda_graphs", spec::to_string(j.software.cuda_graphs)},
+          {"tp_overlap_rs", spec::to_string(j.software.tp_overlap_rs)}, {"network", j.network},
           {"engine", j.engine}, {"stage_layers", cost::stage_layers(*j.model, j.par)}};
 }
 
@@ -59,7 +60,9 @@ std::string layout_line(const JobView& j) {
               : std::string()) +
          "  recompute " + cost::recompute_text(j.train) + "  grads " + spec::to_string(j.train.grad_dtype) +
          "  " + spec::to_string(j.train.optimizer) + "\n  software " + j.stack + ": attention " + spec::to_string(j.software.attention) +
-         ", tp-comm-overlap " + (j.software.tp_comm_overlap ? "on" : "off") + ", overlap-grad-reduce " +
+         ", tp-comm-overlap " +
+         (j.software.tp_comm_overlap ? "on (rs " + spec::to_string(j.software.tp_overlap_rs) + ")" : "off") +
+         ", overlap-grad-reduce " +
          (j.software.overlap_grad_reduce ? "on" : "off") + ", overlap-param-gather " +
          (j.software.overlap_param_gather ? "on" : "off") + ", overlap-p2p-comm " +
          (j.software.overlap_p2p_comm ? "on" : "off") + ", cuda-graphs " + spec::to_string(j.software.cuda_graphs) +

@@ -338,7 +338,8 @@ LayerKernels layer_kernels(const StepSpec& s) {
                           : cost::moe_busiest_rank(s.par.ep, sh.expert_tokens, s.train.moe_imbalance);
   k.ctx = compute_context(s);
   auto attn = s.software.attention;
-  cost::TpOverlapShape overlap = cost::tp_overlap_shape(s.par.tp, s.software.tp_comm_overlap, s.cluster->gpu.sm_count);
+  cost::TpOverlapShape overlap = cost::tp_overlap_shape(s.par.tp, s.software.tp_comm_overlap, s.cluster->gpu.sm_count,
+                                                            s.software.tp_overlap_rs);
   cost::Fusions fusions{.activation = s.software.bias_activation_fusion,
                         .residual = s.software.bias_dropout_add_fusion,
                         .rope = s.software.rope_fusion,

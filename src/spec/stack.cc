@@ -54,6 +54,7 @@ Software read_software(ObjectReader r) {
       static_cast<MoeDispatcher>(r.optional_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}).value_or(0));
   s.moe_a2a_overlap = r.optional_boolean("moe_a2a_overlap").value_or(false);
   if (auto g = r.optional_string("cuda_graphs")) s.cuda_graphs = parse_cuda_graphs(*g, r.where("cuda_graphs"));
+  if (auto o = r.optional_string("tp_overlap_rs")) s.tp_overlap_rs = parse_tp_overlap_rs(*o, r.where("tp_overlap_rs"));
   r.finish();
   return s;
 }
@@ -157,6 +158,28 @@ CudaGraphs parse_cuda_graphs(const std::string& text, const std::string& where) 
     at = comma + 1;
   }
   return g;
+}
+
+std::string to_string(const TpOverlapRs& o) {
+  auto one = [](int sms) { return sms == TpOverlapRs::kRing ? std::string("ring") : std::to_string(sms); };
+  return one(o.proj_sms) + "," + one(o.fc2_sms);
+}
+
+TpOverlapRs parse_tp_overlap_rs(const std::string& text, const std::string& where) {
+  auto fail = [&] {
+    throw SpecError(where, "expected PROJ,FC2 with each \"ring\" or an SM count in [1, 64] (e.g. 24,20), got \"" +
+                               text + "\"");
+  };
+  std::size_t comma = text.find(',');
+  if (comma == std::string::npos || text.find(',', comma + 1) != std::string::npos) fail();
+  auto one = [&](const std::string& part) {
+    if (part == "ring") return static_cast<int>(TpOverlapRs::kRing);
+    if (part.empty() || part.size() > 2 || part.find_first_not_of("0123456789") != std::string::npos) fail();
+    int sms = std::stoi(part);
+    if (sms < 1 || sms > 64) fail();
+    return sms;
+  };
+  return {.proj_sms = one(text.substr(0, comma)), .fc2_sms = one(text.substr(comma + 1))};
 }
 
 const char* to_string(MoeDispatcher d) {

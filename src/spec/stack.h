@@ -62,6 +62,18 @@ struct CudaGraphs {
 };
 
 /// What a stack runs. Flags of `dtsim simulate` override each switch.
+/// How Transformer Engine's userbuffers overlap the reduce-scatter after the projection and FC2
+/// forward GEMMs (the `proj_fprop` and `fc2_fprop` entries of a ub config, NeMo
+/// `ub_tp_comm_overlap_cfg` / `tp_comm_overlap_cfg`): method "pipeline" keeps `num_sm` SMs for the
+/// communication kernel while the GEMM runs in 4 chunks on the rest (TE initialize_ub's default,
+/// 16 SMs); "ring_exchange" runs tp chunks beside copy-engine transfers on every SM.
+struct TpOverlapRs {
+  static constexpr int kRing = 0;  ///< ring exchange
+  int proj_sms = 16;
+  int fc2_sms = 16;
+  bool operator==(const TpOverlapRs&) const = default;
+};
+
 struct Software {
   AttentionKernel attention = AttentionKernel::flash;
   bool tp_comm_overlap = false;       ///< TP all-gather/reduce-scatter pipelined with GEMMs (TE userbuffers)
@@ -100,6 +112,7 @@ struct Software {
   /// (Megatron-Core overlap_moe_expert_parallel_comm, Megatron-Bridge moe_a2a_overlap).
   bool moe_a2a_overlap = false;
   CudaGraphs cuda_graphs;
+  TpOverlapRs tp_overlap_rs;
   bool operator==(const Software&) const = default;
 };
 
@@ -155,6 +168,11 @@ inline constexpr const char* kDefaultFramework = "megatron-core";
 /// Parses that form (what stack files, recipes and --cuda-graphs write); throws SpecError naming
 /// `where` for an unknown scope.
 [[nodiscard]] CudaGraphs parse_cuda_graphs(const std::string& text, const std::string& where);
+
+/// "PROJ,FC2", each "ring" or the pipelined overlap's SM count: "24,20", "ring,ring".
+[[nodiscard]] std::string to_string(const TpOverlapRs& o);
+/// Parses that form (stack files, recipes, --tp-overlap-rs); throws SpecError naming `where`.
+[[nodiscard]] TpOverlapRs parse_tp_overlap_rs(const std::string& text, const std::string& where);
 
 /// The main-grad type of `sw` for a run in `precision` (fp32, or fp16/bf16 for 16-bit runs).
 [[nodiscard]] Dtype main_grad_dtype(const Software& sw, Dtype precision);

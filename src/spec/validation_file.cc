@@ -233,6 +233,7 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
     f.moe_a2a_overlap = e.optional_boolean("moe_a2a_overlap");
     f.offload_layers = e.optional_integer("offload_layers", 1, 1 << 20);
     if (auto g = e.optional_string("cuda_graphs")) f.cuda_graphs = parse_cuda_graphs(*g, e.where("cuda_graphs"));
+    if (auto o = e.optional_string("tp_overlap_rs")) f.tp_overlap_rs = parse_tp_overlap_rs(*o, e.where("tp_overlap_rs"));
     f.mtp_layers = e.optional_integer("mtp_layers", 0, 64);
     if (auto r = e.optional_choice("fp8_recipe", {"delayed", "current", "mxfp8"})) f.fp8_recipe = static_cast<Fp8Recipe>(*r);
     if (auto m = e.optional_string("recompute_modules")) {
@@ -297,6 +298,8 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            facts.offload_layers ? std::to_string(*facts.offload_layers) : "", recipes, facts, c);
       fill(c.cuda_graphs, facts.cuda_graphs, "cuda_graphs", facts.cuda_graphs ? to_string(*facts.cuda_graphs) : "",
            recipes, facts, c);
+      fill(c.tp_overlap_rs, facts.tp_overlap_rs, "tp_overlap_rs",
+           facts.tp_overlap_rs ? to_string(*facts.tp_overlap_rs) : "", recipes, facts, c);
       fill(c.mtp_layers, facts.mtp_layers, "mtp_layers", facts.mtp_layers ? std::to_string(*facts.mtp_layers) : "",
            recipes, facts, c);
       fill(c.fp8_recipe, facts.fp8_recipe, "fp8_recipe", facts.fp8_recipe ? to_string(*facts.fp8_recipe) : "", recipes,
@@ -361,6 +364,7 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   rc.moe_dispatcher = c.moe_dispatcher;
   rc.moe_a2a_overlap = c.moe_a2a_overlap;
   rc.cuda_graphs = c.cuda_graphs;
+  rc.tp_overlap_rs = c.tp_overlap_rs;
   rc.fp8_recipe = c.fp8_recipe;
   rc.train.seq_len = c.seq_len;
   rc.train.precision = c.precision.value_or(d.precision.value_or(Dtype::bf16));

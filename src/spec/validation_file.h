@@ -54,6 +54,7 @@ struct ValidationCase {
   std::optional<bool> moe_a2a_overlap;
   std::optional<std::int64_t> offload_layers;  ///< activation offload (cpu_offloading_num_layers)
   std::optional<CudaGraphs> cuda_graphs;
+  std::optional<TpOverlapRs> tp_overlap_rs;  ///< the recipe's TP reduce-scatter overlaps (ub config)
   std::optional<std::int64_t> mtp_layers;  ///< the run's MTP modules, when it differs from the preset's
   std::optional<Fp8Recipe> fp8_recipe;     ///< the run's fp8 scaling (the case's "fp8" covers every recipe)
   std::optional<std::uint32_t> recompute_modules;  ///< selective recompute's modules (recompute_module bits)
@@ -90,6 +91,7 @@ struct RecipeFacts {
   std::optional<bool> moe_a2a_overlap;
   std::optional<std::int64_t> offload_layers;
   std::optional<CudaGraphs> cuda_graphs;
+  std::optional<TpOverlapRs> tp_overlap_rs;  ///< the recipe's TP reduce-scatter overlaps (ub config)
   std::optional<std::int64_t> mtp_layers;
   std::optional<Fp8Recipe> fp8_recipe;
   std::optional<std::uint32_t> recompute_modules;
@@ -119,6 +121,7 @@ struct ResolvedCase {
   std::optional<MoeDispatcher> moe_dispatcher;  ///< the recipe's, over the stack's
   std::optional<bool> moe_a2a_overlap;
   std::optional<CudaGraphs> cuda_graphs;
+  std::optional<TpOverlapRs> tp_overlap_rs;  ///< the recipe's TP reduce-scatter overlaps (ub config)
   std::optional<Fp8Recipe> fp8_recipe;           ///< the recipe's, over the stack's
   bool auto_recompute = false;         ///< recompute was null: least that fits
   std::vector<std::string> assumptions;

@@ -38,14 +38,36 @@ TEST_CASE("cost::tp_overlap_shape: Transformer Engine's userbuffer defaults", "[
   // No TP or no overlap: GEMMs keep their shape.
   for (auto o : {cost::tp_overlap_shape(1, true, 132), cost::tp_overlap_shape(8, false, 132)}) {
     CHECK(o.ring_splits == 1);
-    CHECK(o.pipeline_splits == 1);
-    CHECK(o.pipeline_sm_share == 1);
+    CHECK(o.proj_splits == 1);
+    CHECK(o.proj_sm_share == 1);
+    CHECK(o.fc2_splits == 1);
+    CHECK(o.fc2_sm_share == 1);
   }
   // Ring exchange: tp chunks; pipeline: 4 chunks on the SMs left after 16 are reserved.
   cost::TpOverlapShape o = cost::tp_overlap_shape(4, true, 132);
   CHECK(o.ring_splits == 4);
-  CHECK(o.pipeline_splits == 4);
-  CHECK_THAT(o.pipeline_sm_share, WithinRel(116.0 / 132.0, 1e-12));
+  CHECK(o.proj_splits == 4);
+  CHECK_THAT(o.proj_sm_share, WithinRel(116.0 / 132.0, 1e-12));
+  CHECK_THAT(o.fc2_sm_share, WithinRel(116.0 / 132.0, 1e-12));
+  // A recipe's ub config: NeMo's GPT-3 175B keeps 24 SMs for the projection's overlap and 20 for
+  // FC2's (dgxc-benchmarking gpt3_175b_hydra.yaml); ring exchange runs tp chunks on every SM.
+  cost::TpOverlapShape g = cost::tp_overlap_shape(4, true, 132, spec::parse_tp_overlap_rs("24,20", "x"));
+  CHECK_THAT(g.proj_sm_share, WithinRel(108.0 / 132.0, 1e-12));
+  CHECK_THAT(g.fc2_sm_share, WithinRel(112.0 / 132.0, 1e-12));
+  cost::TpOverlapShape r = cost::tp_overlap_shape(8, true, 132, spec::parse_tp_overlap_rs("ring,16", "x"));
+  CHECK(r.proj_splits == 8);
+  CHECK(r.proj_sm_share == 1);
+  CHECK(r.fc2_splits == 4);
+}
+
+TEST_CASE("spec::parse_tp_overlap_rs: PROJ,FC2 as ring or SM counts; bad text names where", "[spec]") {
+  CHECK(spec::to_string(spec::parse_tp_overlap_rs("ring,ring", "x")) == "ring,ring");
+  CHECK(spec::to_string(spec::parse_tp_overlap_rs("24,16", "x")) == "24,16");
+  CHECK(spec::to_string(spec::TpOverlapRs{}) == "16,16");
+  for (const char* bad : {"24", "24,", "0,16", "65,16", "24,16,8", "pipe,16", "-1,16", ""})
+    CHECK_THROWS_WITH(spec::parse_tp_overlap_rs(bad, "--tp-overlap-rs"),
+                      std::string("--tp-overlap-rs: expected PROJ,FC2 with each \"ring\" or an SM count in [1, 64] "
+                                  "(e.g. 24,20), got \"") + bad + "\"");
 }
 
 TEST_CASE("cost::layer_forward/backward: TP overlap chunks GEMM rows, keeps FLOPs, costs time", "[cost]") {

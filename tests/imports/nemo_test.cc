@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <algorithm>
 
 #include <string>
 #include <vector>
@@ -184,4 +185,37 @@ TEST_CASE("imports::from_nemo: aliases are shared, not copied", "[imports]") {
   }
   yaml += "model:\n  tensor_model_parallel_size: 2\n";
   CHECK_THAT(from_nemo(yaml, "x.yaml").flags, Equals(Flags{"--tp", "2"}));
+}
+
+TEST_CASE("imports::from_nemo: the userbuffer config's forward reduce-scatter overlaps", "[imports]") {
+  // NeMo 1.x ub_tp_comm_overlap_cfg (dgxc-benchmarking gpt3_175b_hydra.yaml's form): proj_fprop
+  // pipelined on 24 SMs; fc2_fprop by ring exchange.
+  const std::string yaml = R"(model:
+  tensor_model_parallel_size: 4
+  ub_tp_comm_overlap: true
+  ub_tp_comm_overlap_cfg:
+    qkv_fprop:
+      method: ring_exchange
+      aggregate: 0
+    proj_fprop:
+      method: pipeline
+      num_sm: 24
+      cga_size: 2
+      num_splits: 4
+      set_sm_margin: 1
+    fc2_fprop:
+      method: ring_exchange
+      aggregate: 1
+)";
+  Imported r = from_nemo(yaml, "ub.yaml");
+  auto at = std::find(r.flags.begin(), r.flags.end(), "--tp-overlap-rs");
+  REQUIRE(at != r.flags.end());
+  CHECK(*(at + 1) == "24,ring");
+  CHECK(std::find(r.flags.begin(), r.flags.end(), "--tp-comm-overlap") != r.flags.end());
+  // Without the config: no flag (the stack's, Transformer Engine's defaults).
+  Imported plain = from_nemo("model:\n  tensor_model_parallel_size: 4\n  ub_tp_comm_overlap: true\n", "ub.yaml");
+  CHECK(std::find(plain.flags.begin(), plain.flags.end(), "--tp-overlap-rs") == plain.flags.end());
+  REQUIRE_THROWS_WITH(from_nemo("model:\n  ub_tp_comm_overlap_cfg:\n    proj_fprop:\n      method: bulk\n", "ub.yaml"),
+                      Catch::Matchers::EndsWith("expected one of pipeline, ring_exchange for "
+                                                "model.ub_tp_comm_overlap_cfg.proj_fprop.method, got \"bulk\""));
 }

@@ -246,3 +246,20 @@ TEST_CASE("spec::apply_recipes: an fp8 scaling recipe the case's \"fp8\" leaves 
           "r.json"),
       Catch::Matchers::StartsWith("r.json:/cases/c0/fp8_recipe: expected one of"));
 }
+
+TEST_CASE("spec::apply_recipes: the run's TP reduce-scatter overlaps (ub config)", "[spec]") {
+  ValidationFile f = parse_validation_file(kFile, "v.json");
+  RecipesFile r = parse_recipes_file(
+      R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {"tp_overlap_rs": "24,20", "source": "hydra.yaml"}}})",
+      "r.json");
+  CHECK(apply_recipes(f, r).empty());
+  ResolvedCase rc = resolve_case(f.cases[0], "v.json", kGeneric);
+  REQUIRE(rc.tp_overlap_rs.has_value());
+  CHECK(rc.tp_overlap_rs->proj_sms == 24);
+  CHECK(rc.tp_overlap_rs->fc2_sms == 20);
+  CHECK_THAT(rc.assumptions, VectorContains(std::string("tp_overlap_rs null -> 24,20 (recipe: hydra.yaml)")));
+  CHECK_THROWS_WITH(
+      parse_recipes_file(
+          R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {"tp_overlap_rs": "24", "source": "s"}}})", "r.json"),
+      Catch::Matchers::StartsWith("r.json:/cases/c0/tp_overlap_rs: expected PROJ,FC2"));
+}
