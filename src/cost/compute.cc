@@ -385,6 +385,15 @@ std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype p
     if (Op* op = find(ops, name)) split_rows(*op, overlap.ring_splits);
   if (Op* op = find(ops, "attn.proj")) split_rows(*op, overlap.proj_splits, overlap.proj_sm_share);
   if (Op* op = find(ops, "mlp.fc2")) split_rows(*op, overlap.fc2_splits, overlap.fc2_sm_share);
+  // A ring-exchange reduce-scatter leaves the tp partial chunks in the userbuffer and sums them
+  // into the rank's output in one more kernel (TE userbuffers split_overlap_rs_p2p: reduce_bf16):
+  // read tp chunks of tokens/tp rows, write one.
+  auto ring_reduce = [&](const char* gemm, double splits, double sm_share) {
+    if (splits > 1 && sm_share >= 1 && find(ops, gemm) != nullptr)
+      ops.push_back(memory(std::string(gemm) + ".rs_reduce", s.tokens * s.hidden / s.tp, (s.tp + 1) * kAct));
+  };
+  ring_reduce("attn.proj", overlap.proj_splits, overlap.proj_sm_share);
+  ring_reduce("mlp.fc2", overlap.fc2_splits, overlap.fc2_sm_share);
   if (attn == AttentionKernel::flash) flash(ops, s, false);
   else unfused_forward(ops, s);
   for (Op& e : layer_elementwise(s, precision, fusions)) ops.push_back(std::move(e));

@@ -58,6 +58,16 @@ TEST_CASE("cost::tp_overlap_shape: Transformer Engine's userbuffer defaults", "[
   CHECK(r.proj_splits == 8);
   CHECK(r.proj_sm_share == 1);
   CHECK(r.fc2_splits == 4);
+  // Ring exchange sums the tp partial chunks in one more kernel: read tp chunks of tokens/tp rows,
+  // write one (GPT-3 175B at TP 4: 2,048 tokens x 12,288 / 4 x (4 + 1) x 2 bytes).
+  cost::LayerShape sh = gpt3_tp4();
+  cost::TpOverlapShape rr = cost::tp_overlap_shape(4, true, 132, spec::parse_tp_overlap_rs("ring,ring", "x"));
+  auto ring_ops = cost::layer_forward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16, rr);
+  CHECK(named(ring_ops, "attn.proj.rs_reduce").bytes.value() == 2048.0 * 12288 / 4 * 5 * 2);
+  CHECK(named(ring_ops, "mlp.fc2.rs_reduce").bytes.value() == 2048.0 * 12288 / 4 * 5 * 2);
+  CHECK(named(ring_ops, "attn.proj").m == 2048.0 / 4);
+  auto piped = cost::layer_forward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16, g);
+  CHECK(std::none_of(piped.begin(), piped.end(), [](const cost::Op& op) { return op.name.find("rs_reduce") != std::string::npos; }));
 }
 
 TEST_CASE("spec::parse_tp_overlap_rs: PROJ,FC2 as ring or SM counts; bad text names where", "[spec]") {
