@@ -203,3 +203,20 @@ TEST_CASE("schedule::layer_cost: current scaling all-reduces the amax of each se
   CHECK(nosp_cur_f == nosp_del_f);
   CHECK(nosp_cur_b == nosp_del_b);
 }
+
+TEST_CASE("schedule::head_cost: the LM head stays in bf16 in fp8 and fp4 runs", "[schedule]") {
+  // Megatron-Core's output layer is its own ColumnParallelLinear, outside Transformer Engine's fp8
+  // autocast: an fp8 run's LM head costs what a bf16 run's does, not the fp8 peak's share.
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  Job j;
+  j.cluster = spec::load_cluster(test::source_path("topologies/dgx-h100.json"));
+  j.cal = spec::load_calibration(test::source_path("calibration/dgx-h100.json"));
+  FlatNetwork net(0);
+  spec::Parallel par{.tp = 4, .pp = 8, .dp = 4, .zero_stage = 1, .sequence_parallel = true};
+  for (bool backward : {false, true}) {
+    double bf16 = seconds(schedule::head_cost(j.spec(par, spec::Dtype::bf16), net, backward), schedule::Category::compute);
+    double fp8 = seconds(schedule::head_cost(j.spec(par, spec::Dtype::fp8), net, backward), schedule::Category::compute);
+    REQUIRE(bf16 > 0);
+    CHECK_THAT(fp8, WithinRel(bf16, 1e-12));
+  }
+}
