@@ -23,8 +23,10 @@ Op gemm(std::string name, double m, double n, double k, double batch, double ele
 void gemm_backward(std::vector<Op>& out, const Op& f) {
   out.push_back(gemm(f.name + ".dgrad", f.m, f.k, f.n, f.batch, f.elem_bytes));
   out.back().kernels = f.kernels;
+  out.back().bf16_only = f.bf16_only;
   out.push_back(gemm(f.name + ".wgrad", f.k, f.n, f.m, f.batch, f.elem_bytes));
   out.back().kernels = f.kernels;
+  out.back().bf16_only = f.bf16_only;
 }
 
 Op memory(std::string name, double elements, double bytes_per_element, double kernels = 1) {
@@ -79,17 +81,21 @@ void flash(std::vector<Op>& out, const LayerShape& s, bool backward) {
 void unfused_forward(std::vector<Op>& out, const LayerShape& s) {
   double bh = s.batch * s.heads, sq = s.seq / s.cp, scores = bh * sq * s.seq;
   out.push_back(gemm("attn.qk", sq, s.seq, s.head_dim, bh, kAct));
+  out.back().bf16_only = true;  // Megatron's core attention: torch baddbmm/bmm, outside TE's autocast
   out.push_back(memory("attn.softmax", scores, 2 * kAct));
   if (s.attention_dropout) out.push_back(memory("attn.dropout", scores, 2 * kAct + 1));
   out.push_back(gemm("attn.av", sq, s.head_dim, s.seq, bh, kAct));
+  out.back().bf16_only = true;
 }
 
 void unfused_backward(std::vector<Op>& out, const LayerShape& s) {
   double bh = s.batch * s.heads, sq = s.seq / s.cp, scores = bh * sq * s.seq;
-  gemm_backward(out, gemm("attn.av", sq, s.head_dim, s.seq, bh, kAct));
+  Op av = gemm("attn.av", sq, s.head_dim, s.seq, bh, kAct), qk = gemm("attn.qk", sq, s.seq, s.head_dim, bh, kAct);
+  av.bf16_only = qk.bf16_only = true;
+  gemm_backward(out, av);
   if (s.attention_dropout) out.push_back(memory("attn.dropout.bwd", scores, 2 * kAct + 1));
   out.push_back(memory("attn.softmax.bwd", scores, 3 * kAct));
-  gemm_backward(out, gemm("attn.qk", sq, s.seq, s.head_dim, bh, kAct));
+  gemm_backward(out, qk);
 }
 
 // `op` run as `splits` chunks of m/splits rows on `sm_share` of the SMs (same FLOPs; the
@@ -99,6 +105,7 @@ void split_rows(Op& op, double splits, double sm_share = 1) {
   Op chunked = gemm(op.name, op.m / splits, op.n, op.k, op.batch * splits, op.elem_bytes);
   chunked.kernels = op.kernels * splits;
   chunked.sm_share = sm_share;
+  chunked.bf16_only = op.bf16_only;
   op = std::move(chunked);
 }
 
@@ -140,7 +147,9 @@ std::vector<Op> layer_gemms(const LayerShape& s, Dtype precision) {
     g = {gemm("attn.qkv", t, s.q_width + 2 * s.kv_width, s.hidden, 1, e), gemm("attn.proj", t, s.hidden, s.q_width, 1, e)};
   }
   if (s.experts_local > 0) {
+    // The router is Megatron-Core's own linear (TopKRouter: torch linear in bf16 or fp32), not TE's.
     g.push_back(gemm("moe.router", t, s.experts, s.hidden, 1, kAct));
+    g.back().bf16_only = true;
     double per_expert = s.expert_tokens / s.experts_local * 1.0;
     // Transformer Engine's GroupedLinear (Megatron-Core moe_grouped_gemm) runs one cuBLAS GEMM per
     // local expert (general_grouped_gemm: a loop over multi-stream cuBLAS calls): one kernel each.
@@ -263,8 +272,10 @@ OpTiming op_timing(const Op& op, const ComputeContext& ctx) {
   const spec::ComputeCalibration& cal = *ctx.cal;
   OpTiming t;
   if (op.kind == OpKind::gemm) {
-    t.efficiency = gemm_efficiency(cal, ctx.precision, op.m, op.n, op.k, op.epilogue, ctx.gpu->name);
-    FlopsPerSecond peak = ctx.gpu->peak(ctx.precision);
+    bool low = ctx.precision == Dtype::fp8 || ctx.precision == Dtype::fp4;
+    Dtype d = op.bf16_only && low ? Dtype::bf16 : ctx.precision;
+    t.efficiency = gemm_efficiency(cal, d, op.m, op.n, op.k, op.epilogue, ctx.gpu->name);
+    FlopsPerSecond peak = ctx.gpu->peak(d);
     if (peak.value() <= 0) peak = ctx.gpu->peak(Dtype::bf16);
     t.compute = op.flops / (peak * t.efficiency * op.sm_share);
   } else if (op.kind == OpKind::attention) {
@@ -465,9 +476,12 @@ std::vector<Op> embedding_ops(const LayerShape& s, bool backward) {
 }
 
 std::vector<Op> logits_ops(const LayerShape& s, Dtype precision, bool backward, std::optional<Dtype> accumulate_into) {
-  // The LM head runs in 16 bits in Transformer Engine fp8 recipes (first and last layers stay bf16).
+  // Megatron-Core's LM head (GPTModel.output_layer) is its own tensor_parallel.ColumnParallelLinear,
+  // not a Transformer Engine module: fp8 and fp4 autocasts leave it in bf16
+  // (megatron/core/models/gpt/gpt_model.py).
   (void)precision;
   Op head = gemm("logits", s.tokens, s.vocab_local, s.hidden, 1, kAct);
+  head.bf16_only = true;
   // Fused vocab-parallel cross-entropy: logits upcast to fp32, softmax, loss (read 2, write 4, read 4).
   Op ce = memory("cross_entropy", s.tokens * s.vocab_local, 2 * kAct + 8, 3);
   std::vector<Op> ops;

@@ -35,6 +35,9 @@ struct Op {
   /// Attention: multiplies the calibrated efficiency (below 1 for work the FLOPs do not count:
   /// dropout's random numbers inside fused attention).
   double efficiency_scale = 1;
+  /// GEMM outside Transformer Engine's fp8/fp4 autocast (Megatron-Core's LM head and MoE router):
+  /// it runs in bf16 whatever the run's precision.
+  bool bf16_only = false;
 };
 
 /// How Transformer Engine's userbuffer TP overlap reshapes the layer's GEMMs (TE

@@ -450,12 +450,7 @@ PassCost head_cost(const StepSpec& s, const CommPricer& net, bool backward) {
   cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train.micro_batch, s.train.seq_len);
   PassCost p;
   cost::ComputeContext ctx = compute_context(s);
-  // Megatron-Core's LM head (GPTModel.output_layer) is its own tensor_parallel.ColumnParallelLinear,
-  // not a Transformer Engine module: fp8 and fp4 autocasts leave it in bf16
-  // (megatron/core/models/gpt/gpt_model.py).
-  cost::ComputeContext head = ctx;
-  if (s.train.precision == spec::Dtype::fp8 || s.train.precision == spec::Dtype::fp4) head.precision = spec::Dtype::bf16;
-  add(p, Category::compute, cost::ops_time(cost::logits_ops(sh, s.train.precision, backward, fused_accumulation(s)), head));
+  add(p, Category::compute, cost::ops_time(cost::logits_ops(sh, s.train.precision, backward, fused_accumulation(s)), ctx));
   // An untied LM head, or the last stage's copy of a tied one, has its own main grad.
   if (backward && (!s.model->tied_embeddings || s.par.pp > 1)) add_grad_accumulation(p, s, vocab_rows(s), 1, ctx);
   if (s.par.tp > 1) {

@@ -455,3 +455,26 @@ TEST_CASE("cost::layer_forward: attention kernels carry their heads' width", "[c
   wide.k = 128;
   CHECK_THAT(cost::op_timing(wide, ctx).efficiency / cost::op_timing(narrow, ctx).efficiency, WithinRel(1 / 0.72, 1e-9));
 }
+
+TEST_CASE("cost::op_timing: GEMMs outside Transformer Engine run in bf16 in fp8 runs", "[cost]") {
+  // The LM head and the MoE router are Megatron-Core's own linears: an fp8 context prices them as
+  // bf16, every TE GEMM at the fp8 curve.
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  spec::Gpu gpu = spec::load_gpu("h100-sxm5-80gb");
+  spec::Calibration cal = spec::load_calibration("dgx-h100");
+  cost::ComputeContext fp8{&gpu, &cal.compute, spec::Dtype::fp8}, bf16{&gpu, &cal.compute, spec::Dtype::bf16};
+  spec::Model moe = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/qwen3-30b-a3b.json");
+  cost::LayerShape sh = cost::layer_shape(moe, spec::Parallel{.ep = 8}, 4, 4096);
+  for (const std::vector<cost::Op>& ops : {cost::layer_forward(sh, spec::AttentionKernel::flash, spec::Dtype::fp8),
+                                          cost::layer_backward(sh, spec::AttentionKernel::flash, spec::Dtype::fp8),
+                                          cost::logits_ops(sh, spec::Dtype::fp8, false),
+                                          cost::logits_ops(sh, spec::Dtype::fp8, true)})
+    for (const cost::Op& op : ops) {
+      if (op.kind != cost::OpKind::gemm) continue;
+      INFO(op.name);
+      bool outside = op.name.rfind("moe.router", 0) == 0 || op.name.rfind("logits", 0) == 0;
+      CHECK(op.bf16_only == outside);
+      if (outside) CHECK(cost::op_time(op, fp8).value() == cost::op_time(op, bf16).value());
+      else CHECK(cost::op_time(op, fp8).value() < cost::op_time(op, bf16).value());
+    }
+}
