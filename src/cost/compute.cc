@@ -306,9 +306,9 @@ TpOverlapShape tp_overlap_shape(std::int64_t tp, bool tp_comm_overlap, std::int6
   // A pipelined overlap runs 4 chunks (num_splits) on the SMs its communication kernel leaves.
   auto share = [&](int comm_sms) { return sms > comm_sms ? (sms - comm_sms) / sms : 1.0; };
   TpOverlapShape o{.ring_splits = ring};
-  bool proj_ring = rs.proj_sms == spec::TpOverlapRs::kRing, fc2_ring = rs.fc2_sms == spec::TpOverlapRs::kRing;
-  o.proj_splits = proj_ring ? ring : 4, o.proj_sm_share = proj_ring ? 1.0 : share(rs.proj_sms);
-  o.fc2_splits = fc2_ring ? ring : 4, o.fc2_sm_share = fc2_ring ? 1.0 : share(rs.fc2_sms);
+  o.proj_ring = rs.proj_sms == spec::TpOverlapRs::kRing, o.fc2_ring = rs.fc2_sms == spec::TpOverlapRs::kRing;
+  o.proj_splits = o.proj_ring ? ring : 4, o.proj_sm_share = o.proj_ring ? 1.0 : share(rs.proj_sms);
+  o.fc2_splits = o.fc2_ring ? ring : 4, o.fc2_sm_share = o.fc2_ring ? 1.0 : share(rs.fc2_sms);
   return o;
 }
 
@@ -399,12 +399,12 @@ std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype p
   // A ring-exchange reduce-scatter leaves the tp partial chunks in the userbuffer and sums them
   // into the rank's output in one more kernel (TE userbuffers split_overlap_rs_p2p: reduce_bf16):
   // read tp chunks of tokens/tp rows, write one.
-  auto ring_reduce = [&](const char* gemm, double splits, double sm_share) {
-    if (splits > 1 && sm_share >= 1 && find(ops, gemm) != nullptr)
+  auto ring_reduce = [&](const char* gemm, bool ring) {
+    if (ring && find(ops, gemm) != nullptr)
       ops.push_back(memory(std::string(gemm) + ".rs_reduce", s.tokens * s.hidden / s.tp, (s.tp + 1) * kAct));
   };
-  ring_reduce("attn.proj", overlap.proj_splits, overlap.proj_sm_share);
-  ring_reduce("mlp.fc2", overlap.fc2_splits, overlap.fc2_sm_share);
+  ring_reduce("attn.proj", overlap.proj_ring);
+  ring_reduce("mlp.fc2", overlap.fc2_ring);
   if (attn == AttentionKernel::flash) flash(ops, s, false);
   else unfused_forward(ops, s);
   for (Op& e : layer_elementwise(s, precision, fusions)) ops.push_back(std::move(e));

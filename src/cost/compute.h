@@ -52,6 +52,7 @@ struct TpOverlapShape {
   /// The projection's and FC2's forward GEMMs: chunks and share of the SMs (spec::TpOverlapRs).
   double proj_splits = 1, proj_sm_share = 1;
   double fc2_splits = 1, fc2_sm_share = 1;
+  bool proj_ring = false, fc2_ring = false;  ///< by ring exchange (its partial chunks summed after)
 };
 
 /// Which element-wise chains the stack runs as one kernel (Megatron-LM --bias-gelu-fusion,
