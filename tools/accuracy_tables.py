@@ -5,7 +5,7 @@ Usage: python3 tools/accuracy_tables.py [--dtsim build/dtsim] [--cases ../shared
                                         [--readme README.md]
 Each block sits between `<!-- accuracy:NAME -->` and `<!-- /accuracy:NAME -->` in the README:
 `summary` (the text summary `dtsim validate` prints) and one table per tier (`dense16`,
-`fp8-or-moe`, `blackwell`). Nothing is computed here: every number is dtsim's own output.
+`fp8-or-moe`, `blackwell`, `finetune`). Nothing is computed here: every number is dtsim's own output.
 """
 import argparse
 import json
@@ -39,7 +39,7 @@ def main():
     summary = text[text.index("summary\n"):].rstrip("\n")
     cases = json.loads(run(a.dtsim, a.cases, "--json"))["cases"]
     blocks = {"summary": "```\n" + summary + "\n```"}
-    for tier in ("dense16", "fp8-or-moe", "blackwell"):
+    for tier in ("dense16", "fp8-or-moe", "blackwell", "finetune"):
         blocks[tier] = tier_table(cases, tier)
     readme = open(a.readme).read()
     for name, body in blocks.items():

@@ -93,7 +93,7 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
                                     std::to_string(rc.train.moe_capacity_factor).substr(0, 4) +
                                     " x its balanced share (padded or dropped to capacity)");
   } else if (rc.model.is_moe() && rc.par.ep > 1) {
-    cost::LayerShape sh = cost::layer_shape(rc.model, rc.par, rc.train.micro_batch, rc.train.seq_len);
+    cost::LayerShape sh = cost::layer_shape(rc.model, rc.par, rc.train);
     p.outcome.assumptions.push_back("moe routing balanced by force (as the published benchmarks run): the busiest of " +
                                     std::to_string(rc.par.ep) + " EP ranks gets x" +
                                     std::to_string(cost::moe_busiest_rank(rc.par.ep, sh.expert_tokens, 0)).substr(0, 5) +

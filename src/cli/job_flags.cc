@@ -92,6 +92,16 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
   app.add_option("--from-nemo", f.from_nemo, "Import a NeMo / Megatron-Bridge recipe YAML (flags given win)");
   app.add_option("--from-deepspeed", f.from_deepspeed, "Import a DeepSpeed config JSON (flags given win)");
   app.add_option("--seq", f.seq, "Sequence length")->check(CLI::Range(1, 1 << 24));
+  app.add_option("--sample-len", f.sample_len,
+                 "Packed sequences: mean tokens per sample packed into each --seq sequence; fused attention runs "
+                 "within each sample (THD; default: one sample per sequence)")
+      ->check(CLI::Range(1, 1 << 24));
+  app.add_option("--peft", f.peft, "none|lora: LoRA freezes the base weights and trains low-rank adapters");
+  app.add_option("--lora-rank", f.lora_rank, "With --peft lora: the adapters' rank (default 32)")
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--lora-targets", f.lora_targets,
+                 "With --peft lora: the linears adapted, among linear_qkv, linear_proj, linear_fc1, linear_fc2 "
+                 "joined by commas (default: all four)");
   app.add_option("--precision", f.precision, "fp16|bf16|fp8|fp4 (fp4: NVFP4, Blackwell)");
   app.add_option("--grad-dtype", f.grad_dtype, "fp32|fp16|bf16 gradient (and reduction) type (default: the stack's)");
   app.add_option("--optimizer", f.optimizer, "adam|sgd");
@@ -205,6 +215,18 @@ spec::Training resolve_training(const JobFlags& f, const spec::Stack& stack, con
   t.bf16_layers_start = f.bf16_layers_start >= 0 ? f.bf16_layers_start : edge;
   t.bf16_layers_end = f.bf16_layers_end >= 0 ? f.bf16_layers_end : edge;
   t.offload_layers = f.offload_layers;
+  t.sample_len = f.sample_len;
+  if (f.peft != "none" && f.peft != "lora") throw SpecError("--peft", "expected none or lora, got \"" + f.peft + "\"");
+  if (f.peft == "none" && (f.lora_rank > 0 || !f.lora_targets.empty()))
+    throw SpecError(f.lora_rank > 0 ? "--lora-rank" : "--lora-targets", "expected --peft lora with it, got --peft none");
+  if (f.peft == "lora") {
+    // NeMo 2 / Megatron-Bridge LoRA defaults: dim 32 on linear_qkv, linear_proj, linear_fc1, linear_fc2
+    // (nemo/collections/llm/peft/lora.py).
+    t.peft = spec::Peft::lora;
+    t.lora_rank = f.lora_rank > 0 ? f.lora_rank : 32;
+    t.lora_targets = f.lora_targets.empty() ? spec::parse_lora_targets("linear_qkv,linear_proj,linear_fc1,linear_fc2", "")
+                                            : spec::parse_lora_targets(f.lora_targets, "--lora-targets");
+  }
   t.fp8_params = t.precision == spec::Dtype::fp8 &&
                  on_off("--fp8-param-gather", f.fp8_param_gather, stack.defaults.fp8_param_gather.value_or(false));
   return t;

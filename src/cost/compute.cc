@@ -55,8 +55,13 @@ double gemm_elem_bytes(Dtype precision) {
 // TransformerEngine issue #3312, TE 2.14): 0.594 / 0.614 of the throughput, applied to both passes.
 constexpr double kFusedAttentionDropout = 0.594 / 0.614;
 
+// Packed sequences (THD with cu_seqlens) attend within each sample: seq/sample causal blocks of
+// sample^2/2 pairs, seq*sample/2 in all, each kernel as long as a sample. Megatron-LM's unfused
+// attention packs with a block-diagonal mask (--reset-attention-mask) over the whole sequence
+// instead, so it keeps the full cost.
 void flash(std::vector<Op>& out, const LayerShape& s, bool backward) {
-  double causal = 2.0 * s.batch * s.heads * s.seq * s.seq * (s.head_dim + s.v_dim) * 0.5 / s.cp;
+  double span = s.attention_span();
+  double causal = 2.0 * s.batch * s.heads * s.seq * span * (s.head_dim + s.v_dim) * 0.5 / s.cp;
   double io = s.tokens * (2 * s.q_width + 2 * s.kv_width) * kAct;
   double pass = backward ? 2.5 : 1.0;
   auto add = [&](const char* name, double layer_share, double key_share, double length) {
@@ -70,9 +75,11 @@ void flash(std::vector<Op>& out, const LayerShape& s, bool backward) {
     if (s.attention_dropout) op.efficiency_scale = kFusedAttentionDropout;
     out.push_back(std::move(op));
   };
-  double rank_seq = s.seq / s.cp;
-  add("attn.core", s.window > 0 ? s.full_attn_layers : 1.0, 1.0, rank_seq);
-  if (s.window > 0) add("attn.core.window", 1 - s.full_attn_layers, s.window_share, std::min(rank_seq, 2 * s.window));
+  double rank_span = span / s.cp;
+  add("attn.core", s.window > 0 ? s.full_attn_layers : 1.0, 1.0, rank_span);
+  // window_share is against full causal attention over the sequence; causal is over the span.
+  if (s.window > 0)
+    add("attn.core.window", 1 - s.full_attn_layers, s.window_share * s.seq / span, std::min(rank_span, 2 * s.window));
 }
 
 // Megatron-LM's unfused attention (core_attention): baddbmm QK^T, fused scale-mask-softmax,
@@ -356,6 +363,52 @@ QuantCost quant_cost(spec::Dtype precision, spec::Fp8Recipe r, bool transpose, P
 
 }  // namespace
 
+// LoRA adapters (Hu et al. 2021, arXiv:2106.09685, sec. 4.1): beside each targeted linear
+// Y = X W, a rank-r path X A B (A in x r, B r x out) whose output is added to Y, as NeMo's
+// ParallelLinearAdapter runs it: two 16-bit GEMMs outside Transformer Engine's fp8 autocast and an
+// element-wise add (read both outputs, write the sum). A column-parallel linear (QKV, FC1) reads
+// the whole hidden state and writes its tp shard; a row-parallel one (projection, FC2) the
+// reverse. Backward: each adapter GEMM's data and weight gradients, and the sum of the two input
+// gradients. The adapters' r-wide tensor-parallel collectives are not priced.
+std::vector<LoraTarget> lora_targets(const LayerShape& s) {
+  std::vector<LoraTarget> out;
+  if (s.lora_rank <= 0 || s.lora_targets == 0) return out;
+  namespace lt = spec::lora_target;
+  bool moe = s.experts_local > 0;
+  double rows = moe ? s.expert_tokens : s.tokens, ffn = moe ? s.expert_ffn : s.ffn, experts = moe ? s.experts_local : 1;
+  const LoraTarget all[] = {
+      {"lora.qkv", s.tokens, s.hidden, s.q_width + 2 * s.kv_width, 1, false},
+      {"lora.proj", s.tokens, s.heads * s.v_dim, s.hidden, 1, false},
+      {"lora.fc1", rows, s.hidden, ffn * s.gate, experts, moe},
+      {"lora.fc2", rows, ffn, s.hidden, experts, moe}};
+  const std::uint32_t bits[] = {lt::linear_qkv, lt::linear_proj, lt::linear_fc1, lt::linear_fc2};
+  for (int i = 0; i < 4; ++i)
+    if (s.lora_targets & bits[i]) out.push_back(all[i]);
+  return out;
+}
+
+std::vector<Op> lora_ops(const LayerShape& s, bool backward) {
+  std::vector<Op> ops;
+  for (const LoraTarget& t : lora_targets(s)) {
+    Op a = gemm(t.name + ".a", t.rows, s.lora_rank, t.in, 1, kAct);
+    Op b = gemm(t.name + ".b", t.rows, t.out, s.lora_rank, 1, kAct);
+    for (Op* op : {&a, &b}) {
+      op->bf16_only = true;
+      op->kernels = t.adapters;
+    }
+    if (!backward) {
+      ops.push_back(a);
+      ops.push_back(b);
+      ops.push_back(memory(t.name + ".add", t.rows * t.out, 3 * kAct, t.adapters));
+    } else {
+      gemm_backward(ops, b);
+      gemm_backward(ops, a);
+      ops.push_back(memory(t.name + ".add.bwd", t.rows * t.in, 3 * kAct, t.adapters));
+    }
+  }
+  return ops;
+}
+
 std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backward, Dtype precision) {
   auto q = [&](const char* name, double elems, Producer p) {
     QuantCost c = quant_cost(precision, f.fp8_recipe, f.fp8_transpose, p);
@@ -405,6 +458,7 @@ std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype p
   };
   ring_reduce("attn.proj", overlap.proj_ring);
   ring_reduce("mlp.fc2", overlap.fc2_ring);
+  for (Op& op : lora_ops(s, false)) ops.push_back(std::move(op));
   if (attn == AttentionKernel::flash) flash(ops, s, false);
   else unfused_forward(ops, s);
   for (Op& e : layer_elementwise(s, precision, fusions)) ops.push_back(std::move(e));
@@ -419,8 +473,10 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
   std::vector<Op> ops;
   for (const Op& g : layer_gemms(s, precision)) {
     gemm_backward(ops, g);
-    if (accumulate_into) accumulate(ops.back(), *accumulate_into);  // the .wgrad just added
+    if (s.frozen) ops.pop_back();  // frozen weights: no weight gradient (the .wgrad just added)
+    else if (accumulate_into) accumulate(ops.back(), *accumulate_into);
   }
+  for (Op& op : lora_ops(s, true)) ops.push_back(std::move(op));
   for (const char* name : {"attn.proj.dgrad", "mlp.fc2.dgrad"})
     if (Op* op = find(ops, name)) split_rows(*op, overlap.ring_splits);
   if (attn == AttentionKernel::flash) flash(ops, s, true);
@@ -471,6 +527,7 @@ std::vector<Op> selective_recompute(const std::vector<Op>& forward, const LayerS
 std::vector<Op> embedding_ops(const LayerShape& s, bool backward) {
   double th = s.tokens * s.hidden * s.sp;
   if (!backward) return {memory("embedding", th, 2 * kAct + 1)};
+  if (s.frozen) return {};  // a frozen embedding table takes no gradient
   // Gradient scatter-add into the fp32 main-grad of the embedding table.
   return {memory("embedding.bwd", th, kAct + 8)};
 }
@@ -491,7 +548,8 @@ std::vector<Op> logits_ops(const LayerShape& s, Dtype precision, bool backward, 
     ce.name += ".bwd";
     ops.push_back(ce);
     gemm_backward(ops, head);
-    if (accumulate_into) accumulate(ops.back(), *accumulate_into);
+    if (s.frozen) ops.pop_back();  // a frozen LM head computes no weight gradient
+    else if (accumulate_into) accumulate(ops.back(), *accumulate_into);
   }
   ops.push_back(memory(backward ? "final_norm.bwd" : "final_norm", s.tokens * s.hidden * s.sp, (backward ? 4 : 2) * kAct));
   return ops;

@@ -130,6 +130,21 @@ struct OpTiming {
 /// Sum of op_time over `ops`.
 [[nodiscard]] Seconds ops_time(const std::vector<Op>& ops, const ComputeContext& ctx);
 
+/// One LoRA-adapted linear of a layer on one rank: rows it computes, its rank-local input and
+/// output widths, and how many adapters it holds (one per local expert for expert linears).
+struct LoraTarget {
+  std::string name;
+  double rows = 0, in = 0, out = 0, adapters = 1;
+  bool expert = false;  ///< an expert linear (its adapters shard with the experts)
+  /// Adapter weights: A (in x r) and B (r x out) per adapter.
+  [[nodiscard]] double params(double rank) const { return rank * (in + out) * adapters; }
+};
+/// The adapted linears of a layer (LayerShape::lora_rank, lora_targets); empty without LoRA.
+[[nodiscard]] std::vector<LoraTarget> lora_targets(const LayerShape& s);
+
+/// LoRA adapter ops of one layer's targeted linears, forward or backward; empty without adapters.
+[[nodiscard]] std::vector<Op> lora_ops(const LayerShape& s, bool backward);
+
 /// Forward ops of one layer: norms, QKV, attention core, projection, residuals, MLP or MoE.
 [[nodiscard]] std::vector<Op> layer_forward(const LayerShape& s, spec::AttentionKernel attn, spec::Dtype precision,
                                             const TpOverlapShape& overlap = {}, const Fusions& fusions = {});

@@ -58,4 +58,22 @@ LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, std::int
   return s;
 }
 
+LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, const spec::Training& t) {
+  LayerShape s = layer_shape(m, par, t.micro_batch, t.seq_len);
+  if (t.sample_len > 0 && t.sample_len < t.seq_len) {
+    s.sample = static_cast<double>(t.sample_len);
+    // A windowed layer attends within the window inside each sample: its query-key pairs against
+    // full causal attention over the sequence.
+    if (m.sliding_window > 0)
+      s.window_share = m.sliding_window < t.sample_len ? m.windowed_attention_share(t.sample_len) * s.sample / s.seq
+                                                        : s.sample / s.seq;
+  }
+  s.frozen = t.frozen_base();
+  if (t.peft == spec::Peft::lora) {
+    s.lora_rank = static_cast<double>(t.lora_rank);
+    s.lora_targets = t.lora_targets;
+  }
+  return s;
+}
+
 }  // namespace dtsim::cost

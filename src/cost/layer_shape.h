@@ -40,6 +40,13 @@ struct LayerShape {
   double shared_ffn = 0;       ///< shared-expert width on this rank
   double experts = 0;          ///< E (router width)
   double vocab_local = 1;      ///< padded vocabulary / tp
+  // Fine-tuning (spec::Training): packed samples and LoRA.
+  double sample = 0;           ///< packed sequences: tokens per sample attention runs within (0: seq)
+  bool frozen = false;         ///< the base weights are frozen (no weight gradients)
+  double lora_rank = 0;        ///< LoRA adapters' rank (0: none)
+  std::uint32_t lora_targets = 0;  ///< spec::lora_target bits
+  /// Tokens one query of a full-attention layer attends within (its sample, or the sequence).
+  [[nodiscard]] double attention_span() const { return sample > 0 ? sample : seq; }
 };
 
 /// Megatron-LM pads the vocabulary to a multiple of 128*tp (--make-vocab-size-divisible-by 128).
@@ -48,5 +55,8 @@ struct LayerShape {
 /// The per-rank shape of one layer for a micro-batch under `par`.
 [[nodiscard]] LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, std::int64_t micro_batch,
                                      std::int64_t seq);
+
+/// The same for a job's micro-batch and sequence, with its packed samples and LoRA adapters.
+[[nodiscard]] LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, const spec::Training& t);
 
 }  // namespace dtsim::cost

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cost/compute.h"
 #include "cost/layer_shape.h"
 #include "cost/model_stats.h"
 #include "cost/partition.h"
@@ -26,6 +27,14 @@ LocalLayerParams local_layer_params(const spec::Model& m, const spec::Parallel& 
   } else {
     l.dense = (p.attention + p.mlp) / tp + p.norms;
   }
+  return l;
+}
+
+LocalLayerParams local_lora_params(const spec::Model& m, const spec::Parallel& par, const spec::Training& t) {
+  LocalLayerParams l;
+  double rank = static_cast<double>(t.lora_rank);
+  for (const LoraTarget& target : lora_targets(layer_shape(m, par, t)))
+    (target.expert ? l.expert : l.dense) += target.params(rank);
   return l;
 }
 
@@ -120,7 +129,7 @@ Bytes model_state_bytes(double params, int stage, double dp, const StateBytes& b
 
 Bytes layer_activation_bytes(const spec::Model& m, const spec::Parallel& par, const spec::Training& t,
                              spec::AttentionKernel attn) {
-  LayerShape s = layer_shape(m, par, t.micro_batch, t.seq_len);
+  LayerShape s = layer_shape(m, par, t);
   if (t.recompute == Recompute::full) return bytes(2.0 * s.tokens * s.hidden * s.sp);
   std::uint32_t modules = t.selective_modules();
   ActivationTerms a = activation_terms(m, s, attn, t.precision, modules);
@@ -144,7 +153,8 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
   StateBytes sb = state_bytes(t);
   std::vector<std::int64_t> layers = stage_layers(m, par);
   LocalLayerParams lp = local_layer_params(m, par);
-  LayerShape shape = layer_shape(m, par, t.micro_batch, t.seq_len);
+  LocalLayerParams lora = local_lora_params(m, par, t);
+  LayerShape shape = layer_shape(m, par, t);
   double dp = static_cast<double>(par.dp * par.cp);
   double edp = static_cast<double>(par.expert_dp());
   std::int64_t micro = spec::micro_batches(par, t);
@@ -162,11 +172,21 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
                    mtp * 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.hidden) / static_cast<double>(par.tp);
     double expert = lp.expert * n_moe;
     StageMemory sm{.stage = st, .parameters = dense + expert};
+    sm.weights = bytes((dense + expert) * sb.weights * (par.zero_stage >= 3 ? 1.0 / dp : 1.0));
+    if (t.frozen_base()) {
+      // Frozen base weights keep only their 16-bit (and fp8) copies; the adapters train with
+      // the full mixed-precision states.
+      double adapters = static_cast<double>(layers[static_cast<std::size_t>(st)]);
+      dense = lora.dense * adapters;
+      expert = lora.expert * adapters;
+      sm.parameters += dense + expert;
+      sm.weights += bytes((dense + expert) * sb.weights * (par.zero_stage >= 3 ? 1.0 / dp : 1.0));
+    }
     Bytes dense_states = model_state_bytes(dense, par.zero_stage, dp, sb);
     Bytes expert_states = model_state_bytes(expert, par.zero_stage, edp, sb);
-    sm.weights = bytes((dense + expert) * sb.weights * (par.zero_stage >= 3 ? 1.0 / dp : 1.0));
+    Bytes trained_weights = bytes((dense + expert) * sb.weights * (par.zero_stage >= 3 ? 1.0 / dp : 1.0));
     sm.gradients = bytes((dense + expert) * sb.gradients * (par.zero_stage >= 2 ? 1.0 / dp : 1.0));
-    sm.optimizer = dense_states + expert_states - sm.weights - sm.gradients;
+    sm.optimizer = dense_states + expert_states - trained_weights - sm.gradients;
     double inflight = inflight_microbatches(par, micro, st);
     // Offloaded layers (the model's first ones) keep their activations in host memory.
     std::int64_t offloaded = 0;

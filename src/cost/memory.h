@@ -61,6 +61,11 @@ struct LocalLayerParams {
 /// What one rank holds of one layer under `par`.
 [[nodiscard]] LocalLayerParams local_layer_params(const spec::Model& m, const spec::Parallel& par);
 
+/// LoRA adapter parameters one rank holds of one layer (spec::Training::peft), by how ZeRO shards
+/// them: attention and dense-MLP adapters with the dense part, expert adapters with the experts.
+[[nodiscard]] LocalLayerParams local_lora_params(const spec::Model& m, const spec::Parallel& par,
+                                                 const spec::Training& t);
+
 /// Parameters outside the layers that stage `stage` holds: embedding (+ learned positions) on the
 /// first, final norm and LM head on the last; a tied embedding is also kept on the last stage
 /// when pp > 1 (Megatron-LM keeps a copy and all-reduces its gradient). Vocabulary padded.

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "core/units.h"
+#include "spec/job.h"
 #include "spec/model.h"
 
 namespace dtsim::cost {
@@ -58,5 +59,10 @@ struct TokenFlops {
 
 /// Megatron-LM model FLOPs of one optimizer step (3x forward, no recompute) for `tokens` tokens.
 [[nodiscard]] Flops step_model_flops(const spec::Model& m, std::int64_t seq, double tokens);
+
+/// The same for a job's training: packed samples' attention over their own length
+/// (spec::Training::sample_len), and frozen base weights (LoRA) without weight gradients, so the
+/// backward is 1x forward (the adapters' FLOPs, under 1% at rank 32, are left out).
+[[nodiscard]] Flops step_model_flops(const spec::Model& m, const spec::Training& t, double tokens);
 
 }  // namespace dtsim::cost

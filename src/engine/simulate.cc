@@ -12,7 +12,7 @@ namespace {
 void flops_figures(const schedule::StepSpec& s, const schedule::StepGraph& g, StepResult& r) {
   double gpus = static_cast<double>(s.par.tp * s.par.pp * s.par.dp * s.par.cp);
   double tokens = static_cast<double>(s.train.global_batch * s.train.seq_len);
-  double model = cost::step_model_flops(*s.model, s.train.seq_len, tokens).value() / gpus;
+  double model = cost::step_model_flops(*s.model, s.train, tokens).value() / gpus;
   // Each rank recomputes its layers' share for every micro-batch it runs.
   double layers_per_rank = static_cast<double>(s.model->layers) / static_cast<double>(s.par.pp);
   if (s.train.recompute == spec::Recompute::full && s.train.recompute_layers > 0)  // the chunks' first N

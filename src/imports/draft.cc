@@ -50,6 +50,9 @@ std::vector<std::string> job_flags(const JobDraft& j) {
   add(out, "--fp8-recipe", j.fp8_recipe);
   add(out, "--fp8-param-gather", j.fp8_param_gather);
   add(out, "--framework", j.framework);
+  add(out, "--peft", j.peft);
+  add(out, "--lora-rank", j.lora_rank);
+  add(out, "--lora-targets", j.lora_targets);
   return out;
 }
 

@@ -27,6 +27,8 @@ struct JobDraft {
   std::optional<std::string> tp_overlap_rs;  ///< as --tp-overlap-rs: PROJ,FC2
   std::optional<bool> tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, fp8_param_gather;
   std::optional<std::string> framework;  ///< a calibration/stacks name
+  std::optional<std::string> peft, lora_targets;  ///< as --peft and --lora-targets
+  std::optional<std::int64_t> lora_rank;
 };
 
 /// The flags of `j` in a fixed order: --model --gpus --tp --pp --dp --vp --cp --ep --etp --sp --mbs

@@ -201,6 +201,66 @@ void read_optimizer(Recipe& r, JobDraft& j, Imported& out) {
   }
 }
 
+// The linears a LoRA list names, as --lora-targets: NeMo 1.x's names (attention_qkv,
+// attention_dense, mlp_fc1, mlp_fc2 and the groups attention, mlp, all; peft_config.py) or
+// Megatron-Core's (linear_qkv, linear_proj, linear_fc1, linear_fc2: NeMo 2, Megatron-Bridge).
+std::string lora_target_list(Recipe& r, const Recipe::Found& f) {
+  if (f.node->kind != yaml::Node::Kind::sequence)
+    r.fail(f, "expected a list of module names for " + f.path + ", got " + yaml::describe(*f.node));
+  namespace lt = spec::lora_target;
+  std::uint32_t mask = 0;
+  for (const auto& item : f.node->items) {
+    const std::string& n = item->value;
+    std::uint32_t bits = n == "attention_qkv" || n == "linear_qkv"    ? lt::linear_qkv
+                         : n == "attention_dense" || n == "linear_proj" ? lt::linear_proj
+                         : n == "mlp_fc1" || n == "linear_fc1"          ? lt::linear_fc1
+                         : n == "mlp_fc2" || n == "linear_fc2"          ? lt::linear_fc2
+                         : n == "attention"                             ? lt::linear_qkv | lt::linear_proj
+                         : n == "mlp"                                   ? lt::linear_fc1 | lt::linear_fc2
+                         : n == "all" ? lt::linear_qkv | lt::linear_proj | lt::linear_fc1 | lt::linear_fc2
+                                      : 0u;
+    if (item->kind != yaml::Node::Kind::scalar || bits == 0)
+      r.fail(f, "expected LoRA target modules (attention_qkv, attention_dense, mlp_fc1, mlp_fc2, attention, mlp, all, "
+                "or linear_qkv, linear_proj, linear_fc1, linear_fc2) in " + f.path + ", got " + yaml::describe(*item));
+    mask |= bits;
+  }
+  if (mask == 0) r.fail(f, "expected at least one LoRA target module in " + f.path + ", got an empty list");
+  return spec::lora_targets_text(mask);
+}
+
+// Parameter-efficient fine-tuning: NeMo 1.x model.peft (peft_scheme, lora_tuning.adapter_dim and
+// target_modules, default attention_qkv: nemo/collections/nlp/parts/peft_config.py) or a
+// Megatron-Bridge / NeMo 2 peft: section (LoRA dim and target_modules, default the four linears
+// at 32: nemo/collections/llm/peft/lora.py). Packed sequences do not state their samples' length.
+void read_peft(Recipe& r, JobDraft& j, Imported& out) {
+  // Peeked, not read: the data sections stay listed whole as not simulated.
+  auto set = [&](const char* path) {
+    const yaml::Node* n = r.peek(path);
+    return n != nullptr && n->kind == yaml::Node::Kind::scalar && !n->is_null() && n->value != "false" &&
+           n->value != "False" && n->value != "0" && n->value != "-1";
+  };
+  if (set("model.data.train_ds.packed_sequence") || set("dataset.packed_sequence_specs.packed_sequence_size"))
+    out.notes.push_back("packed sequences: pass --sample-len with the data's mean sample length (attention runs within "
+                        "each sample)");
+  auto scheme = r.text({"model.peft.peft_scheme"});
+  auto bridge = r.text({"peft._target_"});
+  bool lora_1x = scheme && (*scheme == "lora");
+  bool lora_2 = bridge && bridge->find("LoRA") != std::string::npos;
+  if (scheme && !lora_1x && *scheme != "none") {
+    out.notes.push_back("peft: scheme " + quoted(*scheme) + " is not modelled (LoRA is); simulated as full training");
+    return;
+  }
+  if (!lora_1x && !lora_2) return;
+  j.peft = "lora";
+  std::string prefix = lora_1x ? "model.peft.lora_tuning." : "peft.";
+  j.lora_rank = r.integer({prefix + (lora_1x ? "adapter_dim" : "dim")}, 1, 1 << 16);
+  if (auto t = r.find({prefix + "target_modules"})) j.lora_targets = lora_target_list(r, *t);
+  else if (lora_1x) j.lora_targets = "linear_qkv";
+  out.notes.push_back("peft = lora, rank " + (j.lora_rank ? std::to_string(*j.lora_rank) : std::string("32 (default)")) +
+                      " on " + j.lora_targets.value_or("linear_qkv,linear_proj,linear_fc1,linear_fc2 (default)") +
+                      " (base weights frozen)");
+}
+
 }  // namespace
 
 }  // namespace dtsim::imports::nemo
@@ -222,6 +282,7 @@ Imported from_nemo(const std::string& text, const std::string& file) {
   nemo::read_precision(r, job, out);
   nemo::read_recompute(r, job, out);
   nemo::read_optimizer(r, job, out);
+  nemo::read_peft(r, job, out);
   ModelDraft d = nemo::read_shape(r, out);
   resolve_model(d, file, job, out);
   if (!job.model && !out.model) {

@@ -29,7 +29,9 @@ nlohmann::json config_json(const JobView& j) {
           {"recompute_modules", recompute_module_list(j.train.selective_modules())},
           {"precision", spec::to_string(j.train.precision)}, {"grad_dtype", spec::to_string(j.train.grad_dtype)},
           {"bf16_layers_start", j.train.bf16_layers_start}, {"bf16_layers_end", j.train.bf16_layers_end},
-          {"optimizer", spec::to_string(j.train.optimizer)}, {"framework", j.stack},
+          {"optimizer", spec::to_string(j.train.optimizer)}, {"peft", spec::to_string(j.train.peft)},
+          {"lora_rank", j.train.lora_rank}, {"lora_targets", spec::lora_targets_text(j.train.lora_targets)},
+          {"sample_len", j.train.sample_len}, {"framework", j.stack},
           {"attention", spec::to_string(j.software.attention)}, {"tp_comm_overlap", j.software.tp_comm_overlap},
           {"overlap_grad_reduce", j.software.overlap_grad_reduce},
           {"overlap_param_gather", j.software.overlap_param_gather},
@@ -53,13 +55,19 @@ std::string layout_line(const JobView& j) {
   return "  layout   tp " + n(j.par.tp) + "  pp " + n(j.par.pp) + "  dp " + n(j.par.dp) + "  cp " + n(j.par.cp) +
          "  ep " + n(j.par.ep) + (j.par.ep > 1 ? "  etp " + n(j.par.expert_tp()) : "") + "  vp " + n(j.par.vp) + "  zero " + std::to_string(j.par.zero_stage) + "  sp " +
          (j.par.sequence_parallel ? "on" : "off") + "\n  training mbs " + n(j.train.micro_batch) + "  gbs " +
-         n(j.train.global_batch) + "  seq " + n(j.train.seq_len) + "  " + spec::to_string(j.train.precision) +
+         n(j.train.global_batch) + "  seq " + n(j.train.seq_len) +
+         (j.train.sample_len > 0 ? " (packed samples of " + n(j.train.sample_len) + ")" : std::string()) + "  " +
+         spec::to_string(j.train.precision) +
          (j.train.precision == spec::Dtype::fp8 ? std::string(" (") + spec::to_string(j.software.fp8_recipe) + " scaling)" : "") +
          (j.train.bf16_layers_start + j.train.bf16_layers_end > 0
               ? "  bf16 layers " + n(j.train.bf16_layers_start) + "+" + n(j.train.bf16_layers_end)
               : std::string()) +
          "  recompute " + cost::recompute_text(j.train) + "  grads " + spec::to_string(j.train.grad_dtype) +
-         "  " + spec::to_string(j.train.optimizer) + "\n  software " + j.stack + ": attention " + spec::to_string(j.software.attention) +
+         "  " + spec::to_string(j.train.optimizer) +
+         (j.train.peft == spec::Peft::lora ? "  lora rank " + n(j.train.lora_rank) + " on " +
+                                                 spec::lora_targets_text(j.train.lora_targets) + " (base frozen)"
+                                           : std::string()) +
+         "\n  software " + j.stack + ": attention " + spec::to_string(j.software.attention) +
          ", tp-comm-overlap " +
          (j.software.tp_comm_overlap ? "on (rs " + spec::to_string(j.software.tp_overlap_rs) + ")" : "off") +
          ", overlap-grad-reduce " +
@@ -158,7 +166,7 @@ nlohmann::json uncertainty_json(const calibrate::Uncertainty& u) {
 }
 
 double moe_busiest_rank_factor(const JobView& job) {
-  cost::LayerShape sh = cost::layer_shape(*job.model, job.par, job.train.micro_batch, job.train.seq_len);
+  cost::LayerShape sh = cost::layer_shape(*job.model, job.par, job.train);
   return cost::moe_busiest_rank(job.par.ep, sh.expert_tokens, job.train.moe_imbalance);
 }
 

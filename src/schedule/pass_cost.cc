@@ -173,7 +173,7 @@ void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost
     comm += net.time({Comm::Op::all_gather, Group::dp_cp, bytes(w * 2.0)}) + us(sw.zero3_gather_cpu_us) + copies(w);
     if (backward) reduce += copies(w);
   }
-  if (backward)
+  if (backward && !s.train.frozen_base())  // frozen weights have no gradient to reduce
     reduce += net.time({Comm::Op::reduce_scatter, Group::dp_cp, bytes(layer_params * spec::dtype_bytes(s.train.grad_dtype))});
   if (!sw.zero3_prefetch) {  // the gathers block; the gradient reduction still runs on its own stream
     Seconds hidden = std::min(reduce, compute);
@@ -329,7 +329,7 @@ void accumulate(PassCost& a, const PassCost& b, double k) {
 
 LayerKernels layer_kernels(const StepSpec& s) {
   LayerKernels k;
-  k.shape = cost::layer_shape(*s.model, s.par, s.train.micro_batch, s.train.seq_len);
+  k.shape = cost::layer_shape(*s.model, s.par, s.train);
   cost::LayerShape& sh = k.shape;
   // The experts' work and traffic are those of the busiest expert-parallel rank, or of the
   // capacity every expert is padded to in token-drop runs.
@@ -397,7 +397,11 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   add_zero3(lc.backward, s, net, sh, layer_params, bwd_t, true, ctx);
   // A GPT layer's parameter tensors: QKV, projection, FC1, FC2 weights and biases and two norms'
   // weights and biases (12; gated MLPs and bias-free models differ by a few, which costs 2 us each).
-  add_grad_accumulation(lc.backward, s, layer_params, 12, ctx);
+  if (s.train.frozen_base())  // only the adapters' weight gradients: A and B per adapted linear
+    add_grad_accumulation(lc.backward, s, cost::local_lora_params(*s.model, s.par, s.train).total(),
+                          2.0 * static_cast<double>(cost::lora_targets(sh).size()), ctx);
+  else
+    add_grad_accumulation(lc.backward, s, layer_params, 12, ctx);
   // A pass whose host work outlasts its GPU work leaves the GPU waiting for launches: the
   // difference is exposed (the host runs ahead otherwise; TransformerEngine #2053, #761) -- in an
   // MoE forward it cannot run past its waits (moe_forward_waits).
@@ -431,11 +435,11 @@ PassCost fp8_amax_reduction(const StepSpec& s, const CommPricer& net, double ten
 }
 
 PassCost embedding_cost(const StepSpec& s, const CommPricer& net, bool backward) {
-  cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train.micro_batch, s.train.seq_len);
+  cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train);
   PassCost p;
   cost::ComputeContext ctx = compute_context(s);
   add(p, Category::compute, cost::ops_time(cost::embedding_ops(sh, backward), ctx));
-  if (backward)  // the word embedding's gradient (its vocab-parallel rows) into its main grad
+  if (backward && !s.train.frozen_base())  // the word embedding's gradient (its vocab-parallel rows) into its main grad
     add_grad_accumulation(p, s, vocab_rows(s), 1, ctx);
   // Vocab-parallel embedding: the partial lookups are all-reduced (reduce-scattered with SP).
   if (s.par.tp > 1 && !backward) {
@@ -447,12 +451,13 @@ PassCost embedding_cost(const StepSpec& s, const CommPricer& net, bool backward)
 }
 
 PassCost head_cost(const StepSpec& s, const CommPricer& net, bool backward) {
-  cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train.micro_batch, s.train.seq_len);
+  cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train);
   PassCost p;
   cost::ComputeContext ctx = compute_context(s);
   add(p, Category::compute, cost::ops_time(cost::logits_ops(sh, s.train.precision, backward, fused_accumulation(s)), ctx));
   // An untied LM head, or the last stage's copy of a tied one, has its own main grad.
-  if (backward && (!s.model->tied_embeddings || s.par.pp > 1)) add_grad_accumulation(p, s, vocab_rows(s), 1, ctx);
+  if (backward && !s.train.frozen_base() && (!s.model->tied_embeddings || s.par.pp > 1))
+    add_grad_accumulation(p, s, vocab_rows(s), 1, ctx);
   if (s.par.tp > 1) {
     // SP gathers the final norm's output before the LM head (reduce-scatter in backward); the
     // vocab-parallel cross-entropy all-reduces max, sum and target logit (3 x b*s/cp floats).

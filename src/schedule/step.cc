@@ -44,8 +44,9 @@ class Builder {
   bool holds_mtp(std::int64_t stage, std::int64_t chunk) const {
     return s_.model->mtp_layers > 0 && stage == p_ - 1 && chunk == v_ - 1;
   }
-  /// What one rank of `stage` holds of `chunk`: dense parameters (reduced and sharded over
-  /// dp x cp) and expert weights (over the expert-data-parallel group, Group::edp).
+  /// What one rank of `stage` trains of `chunk`: dense parameters (reduced and sharded over
+  /// dp x cp) and expert weights (over the expert-data-parallel group, Group::edp); with LoRA
+  /// only the adapters.
   cost::LocalLayerParams chunk_params(std::int64_t stage, std::int64_t chunk) const;
   /// A data-parallel collective of `params` x `bytes_per_param`: the dense part over dp x cp,
   /// the expert part over edp (Megatron-Core DDP keeps expert parameters in their own buffers and
@@ -209,6 +210,13 @@ std::array<std::int64_t, 8> Builder::layer_kinds(std::int64_t stage, std::int64_
 }
 
 cost::LocalLayerParams Builder::chunk_params(std::int64_t stage, std::int64_t chunk) const {
+  if (s_.train.frozen_base()) {
+    // Only the adapters train: their gradients are what the data-parallel ranks reduce, their
+    // states what the optimizer steps (the frozen weights are outside the DDP buffers).
+    cost::LocalLayerParams a = cost::local_lora_params(*s_.model, s_.par, s_.train);
+    auto n = static_cast<double>(layers(stage, chunk));
+    return {.dense = a.dense * n, .expert = a.expert * n};
+  }
   std::array<std::int64_t, 8> k = layer_kinds(stage, chunk);
   std::int64_t d = k[1] + k[3] + k[5] + k[7], n = layers(stage, chunk);
   cost::LocalLayerParams layer = cost::local_layer_params(*s_.model, s_.par);
@@ -384,7 +392,7 @@ void Builder::add_param_gathers() {
 
 void Builder::finish_step() {
   const double dp = static_cast<double>(s_.par.dp * s_.par.cp);
-  bool tied_copy = s_.model->tied_embeddings && p_ > 1;
+  bool tied_copy = s_.model->tied_embeddings && p_ > 1 && !s_.train.frozen_base();
   std::vector<TaskId> sync_deps;
   for (std::int64_t i = 0; i < p_; ++i) {
     const Streams& ss = st_[static_cast<std::size_t>(i)];
@@ -483,7 +491,7 @@ void Builder::build() {
   for (auto& g : grad_done_) g.clear();
   pass_costs_.assign(static_cast<std::size_t>(p_ * v_ * 2), -2);
   {
-    cost::LayerShape sh = cost::layer_shape(*s_.model, s_.par, s_.train.micro_batch, s_.train.seq_len);
+    cost::LayerShape sh = cost::layer_shape(*s_.model, s_.par, s_.train);
     // Megatron sends b*s/cp x h activations, split over the TP ranks (SP, or SC'21's scatter-gather).
     p2p_comm_ = out_.graph.add_comm(Comm{Comm::Op::send_recv, Group::pp, bytes(sh.tokens * sh.hidden * 2.0 / sh.tp)});
   }

@@ -55,6 +55,26 @@ inline constexpr std::uint32_t core_attn = 1u << 0, layernorm = 1u << 1, mlp = 1
 /// naming the list for an unknown or repeated name.
 [[nodiscard]] std::uint32_t parse_recompute_modules(const std::string& text, const std::string& where);
 
+/// Parameter-efficient fine-tuning. lora: the base model's weights are frozen -- no weight
+/// gradients, main grads, optimizer states or data-parallel gradient reduction for them -- and a
+/// low-rank adapter trains beside each targeted linear, y = W x + B (A x) with A rank x in and
+/// B out x rank (Hu et al. 2021, "LoRA", arXiv:2106.09685, sec. 4.1).
+enum class Peft { none, lora };
+
+/// The linears LoRA adapts, as bits of a mask, in Megatron-Core's module names (NeMo 2 /
+/// Megatron-Bridge LoRA target_modules): linear_qkv, linear_proj, linear_fc1, linear_fc2.
+namespace lora_target {
+inline constexpr std::uint32_t linear_qkv = 1u << 0, linear_proj = 1u << 1, linear_fc1 = 1u << 2, linear_fc2 = 1u << 3;
+}  // namespace lora_target
+
+/// The target names with their bits.
+[[nodiscard]] const std::vector<std::pair<std::string, std::uint32_t>>& lora_target_names();
+/// Names of the targets in `mask`, comma separated ("linear_qkv,linear_proj").
+[[nodiscard]] std::string lora_targets_text(std::uint32_t mask);
+/// The mask of a comma-separated target list; throws SpecError at `where` for an unknown or
+/// repeated name.
+[[nodiscard]] std::uint32_t parse_lora_targets(const std::string& text, const std::string& where);
+
 /// The batch, sequence, precision and optimizer of one step.
 struct Training {
   std::int64_t micro_batch = 1;
@@ -87,6 +107,15 @@ struct Training {
   /// With selective recompute: the modules recomputed (recompute_module bits); 0 = Megatron-Core's
   /// default, core_attn.
   std::uint32_t recompute_modules = 0;
+  /// Fine-tuning: LoRA freezes the base weights (Peft); its adapters' rank and targets.
+  Peft peft = Peft::none;
+  std::int64_t lora_rank = 0;
+  std::uint32_t lora_targets = 0;  ///< lora_target bits
+  /// Packed sequences: each seq_len sequence holds samples of sample_len tokens on average, and
+  /// fused attention runs within each sample (Megatron-Core PackedSeqParams, Transformer Engine's
+  /// THD format with cu_seqlens). 0: one sample per sequence.
+  std::int64_t sample_len = 0;
+  [[nodiscard]] bool frozen_base() const { return peft != Peft::none; }
   /// The modules selective recompute recomputes (0 when recompute is not selective).
   [[nodiscard]] std::uint32_t selective_modules() const {
     if (recompute != Recompute::selective) return 0;
@@ -97,5 +126,6 @@ struct Training {
 
 [[nodiscard]] const char* to_string(Recompute r);
 [[nodiscard]] const char* to_string(Optimizer o);
+[[nodiscard]] const char* to_string(Peft p);
 
 }  // namespace dtsim::spec

@@ -120,6 +120,15 @@ void check_job(const Model& model, const Cluster& cluster, std::int64_t gpus, co
   if (train.offload_layers >= model.layers)
     throw SpecError(name("cpu-offload-layers"), "expected fewer than the model's " + std::to_string(model.layers) +
                                                     " layers, got " + std::to_string(train.offload_layers));
+  if (train.peft == Peft::lora && train.lora_rank < 1)
+    throw SpecError(name("lora-rank"), "expected a LoRA rank of at least 1 with --peft lora, got " +
+                                           std::to_string(train.lora_rank));
+  if (train.peft == Peft::lora && train.lora_targets == 0)
+    throw SpecError(name("lora-targets"), "expected at least one of linear_qkv, linear_proj, linear_fc1, linear_fc2 "
+                                          "with --peft lora, got none");
+  if (train.sample_len < 0 || train.sample_len > train.seq_len)
+    throw SpecError(name("sample-len"), "expected packed samples of 1 to seq (" + std::to_string(train.seq_len) +
+                                            ") tokens, got " + std::to_string(train.sample_len));
   if (train.bf16_layers_start + train.bf16_layers_end > model.layers)
     throw SpecError(name("bf16-layers-end"), "expected bf16 layers at start and end to total at most the model's " +
                                                  std::to_string(model.layers) + " layers, got " +

@@ -242,6 +242,12 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
         e.fail("recompute_modules", std::string("expected \"recompute\": \"selective\" (or none) beside it, got \"") +
                                         to_string(*f.recompute) + "\"");
     }
+    if (auto p = e.optional_choice("peft", {"none", "lora"})) f.peft = static_cast<Peft>(*p);
+    f.lora_rank = e.optional_integer("lora_rank", 1, 1 << 16);
+    if (auto t = e.optional_string("lora_targets")) f.lora_targets = parse_lora_targets(*t, e.where("lora_targets"));
+    if ((f.lora_rank || f.lora_targets) && f.peft != Peft::lora)
+      e.fail(f.lora_rank ? "lora_rank" : "lora_targets", "expected \"peft\": \"lora\" beside it, got none");
+    f.sample_len = e.optional_integer("sample_len", 1, 1 << 24);
     f.source = e.string("source");
     static_cast<void>(e.optional_string("notes"));
     if (f.source.empty()) e.fail("source", "expected where the recipe says so (repository, path, commit), got \"\"");
@@ -306,6 +312,13 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            facts, c);
       fill(c.recompute_modules, facts.recompute_modules, "recompute_modules",
            facts.recompute_modules ? recompute_modules_text(*facts.recompute_modules) : "", recipes, facts, c);
+      fill(c.peft, facts.peft, "peft", facts.peft ? to_string(*facts.peft) : "", recipes, facts, c);
+      fill(c.lora_rank, facts.lora_rank, "lora_rank", facts.lora_rank ? std::to_string(*facts.lora_rank) : "", recipes,
+           facts, c);
+      fill(c.lora_targets, facts.lora_targets, "lora_targets",
+           facts.lora_targets ? lora_targets_text(*facts.lora_targets) : "", recipes, facts, c);
+      fill(c.sample_len, facts.sample_len, "sample_len", facts.sample_len ? std::to_string(*facts.sample_len) : "",
+           recipes, facts, c);
     }
     if (!found) unmatched.push_back(id);
   }
@@ -367,6 +380,10 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   rc.tp_overlap_rs = c.tp_overlap_rs;
   rc.fp8_recipe = c.fp8_recipe;
   rc.train.seq_len = c.seq_len;
+  rc.train.peft = c.peft.value_or(Peft::none);
+  rc.train.lora_rank = c.lora_rank.value_or(0);
+  rc.train.lora_targets = c.lora_targets.value_or(0);
+  rc.train.sample_len = c.sample_len.value_or(0);
   rc.train.precision = c.precision.value_or(d.precision.value_or(Dtype::bf16));
   rc.train.fp8_params = rc.train.precision == Dtype::fp8 && d.fp8_param_gather.value_or(false);
   if (rc.train.fp8_params) rc.assumptions.push_back("fp8 parameters, all-gathered in fp8" + recipe);

@@ -58,6 +58,11 @@ struct ValidationCase {
   std::optional<std::int64_t> mtp_layers;  ///< the run's MTP modules, when it differs from the preset's
   std::optional<Fp8Recipe> fp8_recipe;     ///< the run's fp8 scaling (the case's "fp8" covers every recipe)
   std::optional<std::uint32_t> recompute_modules;  ///< selective recompute's modules (recompute_module bits)
+  // Fine-tuning runs: LoRA over frozen weights and packed samples (spec::Training).
+  std::optional<Peft> peft;
+  std::optional<std::int64_t> lora_rank;
+  std::optional<std::uint32_t> lora_targets;  ///< lora_target bits
+  std::optional<std::int64_t> sample_len;
 };
 
 /// The whole file.
@@ -95,6 +100,10 @@ struct RecipeFacts {
   std::optional<std::int64_t> mtp_layers;
   std::optional<Fp8Recipe> fp8_recipe;
   std::optional<std::uint32_t> recompute_modules;
+  std::optional<Peft> peft;
+  std::optional<std::int64_t> lora_rank;
+  std::optional<std::uint32_t> lora_targets;
+  std::optional<std::int64_t> sample_len;
   std::string source;
 };
 

@@ -749,3 +749,27 @@ TEST_CASE("cli simulate: the stack's FP8-CS recipe keeps its edge layers in bf16
   CHECK(run_json("simulate --model llama3-8b --cluster dgx-b200 --gpus 8 --gbs 128 --seq 8192 "
                  "--framework nemo-megatron-bridge@25.11 --json").at("config").at("bf16_layers_start") == 0);
 }
+
+TEST_CASE("cli simulate: --peft lora and --sample-len, in text and JSON, with clear errors", "[cli]") {
+  std::string job = "simulate --model llama2-13b --cluster dgx-h100 --gpus 8 --mbs 1 --gbs 32 --seq 4096";
+  auto full = run_json(job + " --json"), lora = run_json(job + " --peft lora --json");
+  // Defaults: NeMo 2 / Megatron-Bridge LoRA, rank 32 on all four linears.
+  CHECK(lora.at("config").at("peft") == "lora");
+  CHECK(lora.at("config").at("lora_rank") == 32);
+  CHECK(lora.at("config").at("lora_targets") == "linear_qkv,linear_proj,linear_fc1,linear_fc2");
+  CHECK(full.at("config").at("peft") == "none");
+  CHECK(lora.at("step_time_s").get<double>() < full.at("step_time_s").get<double>());
+  CHECK(lora.at("memory").at("optimizer_bytes").get<double>() < full.at("memory").at("optimizer_bytes").get<double>() / 100);
+  auto packed = run_json(job + " --peft lora --lora-rank 16 --lora-targets linear_qkv --sample-len 256 --json");
+  CHECK(packed.at("config").at("sample_len") == 256);
+  CHECK(packed.at("config").at("lora_targets") == "linear_qkv");
+  auto text = run_dtsim(job + " --peft lora --lora-rank 16 --lora-targets linear_qkv --sample-len 256");
+  REQUIRE(text.status == 0);
+  CHECK_THAT(text.out, Contains("seq 4096 (packed samples of 256)"));
+  CHECK_THAT(text.out, Contains("lora rank 16 on linear_qkv (base frozen)"));
+  check_bad(job + " --lora-rank 8", Contains("--lora-rank: expected --peft lora with it, got --peft none"));
+  check_bad(job + " --peft qlora", Contains("--peft: expected none or lora, got \"qlora\""));
+  check_bad(job + " --peft lora --lora-targets linear_qkv,attention",
+            Contains("--lora-targets: expected distinct targets among linear_qkv"));
+  check_bad(job + " --sample-len 8192", Contains("--sample-len: expected packed samples of 1 to seq (4096) tokens, got 8192"));
+}

@@ -219,3 +219,34 @@ TEST_CASE("imports::from_nemo: the userbuffer config's forward reduce-scatter ov
                       Catch::Matchers::EndsWith("expected one of pipeline, ring_exchange for "
                                                 "model.ub_tp_comm_overlap_cfg.proj_fprop.method, got \"bulk\""));
 }
+
+TEST_CASE("imports::from_nemo: LoRA fine-tuning, NeMo 1.x and Megatron-Bridge", "[imports]") {
+  // NeMo 1.x (NeMo-Framework-Launcher conf/peft/llama/sft.yaml): lora_tuning without target_modules
+  // adapts the fused QKV only (peft_config.py's default attention_qkv).
+  std::string v1 = "trainer:\n  devices: 8\nmodel:\n  global_batch_size: 32\n  data:\n    train_ds:\n"
+                   "      packed_sequence: true\n  peft:\n    peft_scheme: lora\n    lora_tuning:\n      adapter_dim: 32\n";
+  Imported a = from_nemo(v1, "sft.yaml");
+  CHECK_THAT(a.flags, Equals(Flags{"--gpus", "8", "--gbs", "32", "--framework", "nemo", "--peft", "lora", "--lora-rank",
+                                   "32", "--lora-targets", "linear_qkv"}));
+  CHECK_THAT(a.notes, VectorContains(std::string("packed sequences: pass --sample-len with the data's mean sample "
+                                                 "length (attention runs within each sample)")));
+  // NeMo 1.x group names map onto Megatron-Core's linears.
+  Imported b = from_nemo(dtsim::test::replaced(v1, "adapter_dim: 32\n", "adapter_dim: 16\n      target_modules: [attention, mlp_fc2]\n"),
+                         "sft.yaml");
+  CHECK_THAT(b.flags, VectorContains(std::string("linear_qkv,linear_proj,linear_fc2")));
+  CHECK_THAT(b.flags, VectorContains(std::string("16")));
+  // Megatron-Bridge: a peft: section naming its LoRA class; its defaults are dtsim's.
+  Imported c = from_nemo("train:\n  global_batch_size: 64\npeft:\n  _target_: megatron.bridge.peft.lora.LoRA\n  dim: 8\n"
+                         "  target_modules: [linear_qkv, linear_proj]\n",
+                         "bridge.yaml");
+  CHECK_THAT(c.flags, Equals(Flags{"--gbs", "64", "--framework", "nemo-megatron-bridge", "--peft", "lora", "--lora-rank",
+                                   "8", "--lora-targets", "linear_qkv,linear_proj"}));
+  // Another PEFT scheme is said not to be modelled; a bad target names its line.
+  Imported d = from_nemo(dtsim::test::replaced(v1, "peft_scheme: lora", "peft_scheme: ptuning"), "sft.yaml");
+  CHECK_THAT(d.notes, VectorContains(std::string("peft: scheme \"ptuning\" is not modelled (LoRA is); simulated as full "
+                                                 "training")));
+  CHECK_THROWS_WITH(from_nemo(dtsim::test::replaced(v1, "adapter_dim: 32\n", "adapter_dim: 32\n      target_modules: [qkv]\n"),
+                              "sft.yaml"),
+                    Catch::Matchers::StartsWith("sft.yaml:") &&
+                        Catch::Matchers::Contains("expected LoRA target modules") && Catch::Matchers::Contains("\"qkv\""));
+}

@@ -263,3 +263,32 @@ TEST_CASE("spec::apply_recipes: the run's TP reduce-scatter overlaps (ub config)
           R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {"tp_overlap_rs": "24", "source": "s"}}})", "r.json"),
       Catch::Matchers::StartsWith("r.json:/cases/c0/tp_overlap_rs: expected PROJ,FC2"));
 }
+
+TEST_CASE("spec::apply_recipes: a fine-tuning run's LoRA adapters and packed samples", "[spec]") {
+  ValidationFile f = parse_validation_file(kFile, "v.json");
+  RecipesFile r = parse_recipes_file(R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {
+      "peft": "lora", "lora_rank": 32, "lora_targets": "linear_qkv", "sample_len": 128, "source": "lora.sh"}}})",
+                                     "r.json");
+  CHECK(apply_recipes(f, r).empty());
+  ResolvedCase rc = resolve_case(f.cases[0], "v.json", kGeneric);
+  CHECK(rc.train.peft == Peft::lora);
+  CHECK(rc.train.lora_rank == 32);
+  CHECK(rc.train.lora_targets == lora_target::linear_qkv);
+  CHECK(rc.train.sample_len == 128);
+  CHECK_THAT(rc.assumptions, VectorContains(std::string("lora_targets null -> linear_qkv (recipe: lora.sh)")));
+  CHECK_THAT(rc.assumptions, VectorContains(std::string("sample_len null -> 128 (recipe: lora.sh)")));
+  // Without a recipe: full training, one sample per sequence.
+  ValidationFile plain = parse_validation_file(kFile, "v.json");
+  ResolvedCase p = resolve_case(plain.cases[0], "v.json", kGeneric);
+  CHECK(p.train.peft == Peft::none);
+  CHECK(p.train.sample_len == 0);
+  CHECK_THROWS_WITH(
+      parse_recipes_file(R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {"lora_rank": 8, "source": "s"}}})",
+                         "r.json"),
+      Equals("r.json:/cases/c0/lora_rank: expected \"peft\": \"lora\" beside it, got none"));
+  CHECK_THROWS_WITH(
+      parse_recipes_file(
+          R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {"peft": "lora", "lora_targets": "qkv", "source": "s"}}})",
+          "r.json"),
+      Catch::Matchers::StartsWith("r.json:/cases/c0/lora_targets: expected distinct targets among"));
+}
