@@ -172,7 +172,8 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
                    mtp * 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.hidden) / static_cast<double>(par.tp);
     double expert = lp.expert * n_moe;
     StageMemory sm{.stage = st, .parameters = dense + expert};
-    sm.weights = bytes((dense + expert) * sb.weights * (par.zero_stage >= 3 ? 1.0 / dp : 1.0));
+    auto weight_bytes = [&](double params) { return bytes(params * sb.weights * (par.zero_stage >= 3 ? 1.0 / dp : 1.0)); };
+    sm.weights = weight_bytes(dense + expert);
     if (t.frozen_base()) {
       // Frozen base weights keep only their 16-bit (and fp8) copies; the adapters train with
       // the full mixed-precision states.
@@ -180,11 +181,11 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
       dense = lora.dense * adapters;
       expert = lora.expert * adapters;
       sm.parameters += dense + expert;
-      sm.weights += bytes((dense + expert) * sb.weights * (par.zero_stage >= 3 ? 1.0 / dp : 1.0));
+      sm.weights += weight_bytes(dense + expert);
     }
     Bytes dense_states = model_state_bytes(dense, par.zero_stage, dp, sb);
     Bytes expert_states = model_state_bytes(expert, par.zero_stage, edp, sb);
-    Bytes trained_weights = bytes((dense + expert) * sb.weights * (par.zero_stage >= 3 ? 1.0 / dp : 1.0));
+    Bytes trained_weights = weight_bytes(dense + expert);
     sm.gradients = bytes((dense + expert) * sb.gradients * (par.zero_stage >= 2 ? 1.0 / dp : 1.0));
     sm.optimizer = dense_states + expert_states - trained_weights - sm.gradients;
     double inflight = inflight_microbatches(par, micro, st);

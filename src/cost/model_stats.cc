@@ -106,11 +106,6 @@ TokenFlops token_flops(const Model& m, std::int64_t seq) {
   return f;
 }
 
-Flops step_model_flops(const Model& m, std::int64_t seq, double tokens) {
-  TokenFlops f = token_flops(m, seq);
-  return (f.forward() + f.backward()) * tokens;
-}
-
 Flops step_model_flops(const Model& m, const spec::Training& t, double tokens) {
   TokenFlops f = token_flops(m, t.sample_len > 0 ? std::min(t.sample_len, t.seq_len) : t.seq_len);
   return (f.forward() + (t.frozen_base() ? f.forward() : f.backward())) * tokens;

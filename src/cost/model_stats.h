@@ -57,12 +57,10 @@ struct TokenFlops {
 /// Per-layer forward FLOPs of one token (see TokenFlops).
 [[nodiscard]] TokenFlops token_flops(const spec::Model& m, std::int64_t seq);
 
-/// Megatron-LM model FLOPs of one optimizer step (3x forward, no recompute) for `tokens` tokens.
-[[nodiscard]] Flops step_model_flops(const spec::Model& m, std::int64_t seq, double tokens);
-
-/// The same for a job's training: packed samples' attention over their own length
-/// (spec::Training::sample_len), and frozen base weights (LoRA) without weight gradients, so the
-/// backward is 1x forward (the adapters' FLOPs, under 1% at rank 32, are left out).
+/// Megatron-LM model FLOPs of one optimizer step (3x forward, no recompute) for `tokens` tokens
+/// of a job's training: packed samples' attention over their own length (spec::Training::
+/// sample_len), and with frozen base weights (LoRA) no weight gradients, so the backward is 1x
+/// forward (the adapters' FLOPs, under 1% at rank 32, are left out).
 [[nodiscard]] Flops step_model_flops(const spec::Model& m, const spec::Training& t, double tokens);
 
 }  // namespace dtsim::cost
