@@ -70,18 +70,25 @@ double saved_input_bytes(spec::Dtype precision) {
 ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec::AttentionKernel attn,
                                  spec::Dtype precision, std::uint32_t modules) {
   namespace rm = spec::recompute_module;
+  namespace lt = spec::lora_target;
   ActivationTerms a;
   double in = saved_input_bytes(precision);
   bool moe = m.is_moe(), mla = m.mla.on();
+  // A frozen linear keeps no input for a weight gradient (Transformer Engine's Linear saves its
+  // input only when the weight requires grad: transformer_engine/pytorch/module/linear.py,
+  // `if weight.requires_grad` in 1.x, `backward_needs_input` in 2.x); its LoRA adapter keeps the
+  // 16-bit input for the adapter's own weight gradient (the adapter runs outside fp8).
+  auto kept = [&](std::uint32_t target) { return !s.frozen ? in : (s.lora_targets & target) ? 2.0 : 0.0; };
+  double qkv_in = kept(lt::linear_qkv), fc1_in = kept(lt::linear_fc1), fc2_in = kept(lt::linear_fc2);
   // 2sbh norm-1 input + QKV input + 2sbh norm-2 input + FC1 input + 2 x sbh dropout masks (kept
   // only with hidden dropout: at p = 0 PyTorch's dropout returns its input, ATen Dropout.cpp). The
   // QKV and FC1 inputs are the norms' outputs; a norm that is a module of its own (before the
   // experts; before MLA's down-projections) drops its output under layernorm recompute.
-  a.replicated = (4.0 + 2 * in + (s.hidden_dropout ? 2.0 : 0.0)) * s.hidden;
-  if (modules & rm::layernorm) a.replicated -= in * s.hidden * ((moe ? 1.0 : 0.0) + (mla ? 1.0 : 0.0));
+  a.replicated = (4.0 + qkv_in + fc1_in + (s.hidden_dropout ? 2.0 : 0.0)) * s.hidden;
+  if (modules & rm::layernorm) a.replicated -= s.hidden * ((moe ? fc1_in : 0.0) + (mla ? qkv_in : 0.0));
   // Q, K, V (MLA's after its up-projections and RoPE); the projection's input.
   if (!(mla && (modules & rm::mla_up_proj))) a.sharded = 2.0 * (s.q_width + 2 * s.kv_width);
-  a.sharded += in * s.q_width;
+  a.sharded += in * s.q_width;  // (fused attention keeps its output, the projection's input, frozen or not)
   // A clamped GLU saves the FC1 output twice: as the clamps' input and, clamped, as the
   // activation's (compute.cc, "mlp.act.clamp").
   double fc1_out = s.glu_clamp ? 4.0 : 2.0;
@@ -89,13 +96,13 @@ ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec
     // Per routed copy: the experts' FC1 input, FC1 output, FC2 input (the activation's output);
     // moe_act recompute keeps only the FC1 output, the activation's input.
     double per_token = static_cast<double>(m.moe_topk);
-    double experts = (modules & rm::moe_act) ? 2.0 * s.expert_ffn * s.gate + in * s.hidden
-                                             : fc1_out * s.expert_ffn * s.gate + in * s.expert_ffn + in * s.hidden;
-    double shared = fc1_out * s.shared_ffn * s.gate + in * s.shared_ffn;
+    double experts = (modules & rm::moe_act) ? 2.0 * s.expert_ffn * s.gate + fc1_in * s.hidden
+                                             : fc1_out * s.expert_ffn * s.gate + fc2_in * s.expert_ffn + fc1_in * s.hidden;
+    double shared = fc1_out * s.shared_ffn * s.gate + fc2_in * s.shared_ffn;
     if (!(modules & rm::moe)) a.sharded += per_token * experts + 4.0 * s.experts;
     if (!(modules & (rm::moe | rm::shared_experts))) a.sharded += shared;
   } else if (!(modules & rm::mlp)) {
-    a.sharded += fc1_out * s.ffn * s.gate + in * s.ffn;
+    a.sharded += fc1_out * s.ffn * s.gate + fc2_in * s.ffn;
   }
   double sq = s.seq / s.cp;
   // Unfused: the softmax output (2 bytes per score) and, with attention dropout, its mask and
