@@ -119,3 +119,19 @@ TEST_CASE("spec: every shipped stack loads, and names its sources", "[spec]") {
   }
   CHECK(stack_names().size() >= 4);
 }
+
+TEST_CASE("spec::current_scaling_bf16_layers: a recipe's bf16 edge layers apply to fp8 current scaling only", "[spec]") {
+  StackFamily f = parse_stack_family(with(R"("defaults": {"recompute": "full", "precision": "fp16"})",
+                                          R"("defaults": {"recompute": "full", "precision": "fp16",
+                                                          "current_scaling_bf16_layers": 1})"),
+                                     "toy.json");
+  const StackDefaults& d = f.versions[0].defaults;
+  CHECK(current_scaling_bf16_layers(d, Dtype::fp8, Fp8Recipe::current) == 1);
+  CHECK(current_scaling_bf16_layers(d, Dtype::fp8, Fp8Recipe::mxfp8) == 0);
+  CHECK(current_scaling_bf16_layers(d, Dtype::fp8, Fp8Recipe::delayed) == 0);
+  CHECK(current_scaling_bf16_layers(d, Dtype::bf16, Fp8Recipe::current) == 0);
+  CHECK(current_scaling_bf16_layers(f.versions[1].defaults, Dtype::fp8, Fp8Recipe::current) == 0);  // not stated
+  // The shipped Megatron-Bridge stack runs its tables' FP8-CS with every layer in fp8.
+  Stack mb = load_stack("nemo-megatron-bridge@25.11");
+  CHECK(current_scaling_bf16_layers(mb.defaults, Dtype::fp8, Fp8Recipe::current) == 0);
+}
