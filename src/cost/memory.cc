@@ -30,12 +30,14 @@ LocalLayerParams local_layer_params(const spec::Model& m, const spec::Parallel& 
   return l;
 }
 
-LocalLayerParams local_lora_params(const spec::Model& m, const spec::Parallel& par, const spec::Training& t) {
+LocalLayerParams lora_params(const LayerShape& s) {
   LocalLayerParams l;
-  double rank = static_cast<double>(t.lora_rank);
-  for (const LoraTarget& target : lora_targets(layer_shape(m, par, t)))
-    (target.expert ? l.expert : l.dense) += target.params(rank);
+  for (const LoraTarget& target : lora_targets(s)) (target.expert ? l.expert : l.dense) += target.params(s.lora_rank);
   return l;
+}
+
+LocalLayerParams local_lora_params(const spec::Model& m, const spec::Parallel& par, const spec::Training& t) {
+  return lora_params(layer_shape(m, par, t));
 }
 
 double non_layer_params(const spec::Model& m, const spec::Parallel& par, std::int64_t stage) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/units.h"
+#include "cost/layer_shape.h"
 #include "spec/calibration.h"
 #include "spec/stack.h"
 #include "spec/cluster.h"
@@ -65,6 +66,8 @@ struct LocalLayerParams {
 /// them: attention and dense-MLP adapters with the dense part, expert adapters with the experts.
 [[nodiscard]] LocalLayerParams local_lora_params(const spec::Model& m, const spec::Parallel& par,
                                                  const spec::Training& t);
+/// The same from a layer's shape (LayerShape::lora_rank, lora_targets).
+[[nodiscard]] LocalLayerParams lora_params(const LayerShape& s);
 
 /// Parameters outside the layers that stage `stage` holds: embedding (+ learned positions) on the
 /// first, final norm and LM head on the last; a tied embedding is also kept on the last stage

@@ -398,7 +398,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   // A GPT layer's parameter tensors: QKV, projection, FC1, FC2 weights and biases and two norms'
   // weights and biases (12; gated MLPs and bias-free models differ by a few, which costs 2 us each).
   if (s.train.frozen_base())  // only the adapters' weight gradients: A and B per adapted linear
-    add_grad_accumulation(lc.backward, s, cost::local_lora_params(*s.model, s.par, s.train).total(),
+    add_grad_accumulation(lc.backward, s, cost::lora_params(sh).total(),
                           2.0 * static_cast<double>(cost::lora_targets(sh).size()), ctx);
   else
     add_grad_accumulation(lc.backward, s, layer_params, 12, ctx);
