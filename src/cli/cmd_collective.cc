@@ -52,8 +52,9 @@ std::int64_t parse_size(const std::string& text, const std::string& flag) {
   return v << shift;
 }
 
-// The communicator: --gpus ranks, --ranks-per-node of them per node (default: fill nodes).
-topology::GroupShape communicator(const spec::Cluster& c, const CollectiveArgs& a) {
+// The communicator: --gpus ranks, --ranks-per-node of them per node (default: fill nodes; the
+// default is written back to `a`). Nodes fill NVLink domains (topology::flat_group_shape).
+topology::GroupShape communicator(const spec::Cluster& c, CollectiveArgs& a) {
   std::int64_t g = c.gpus_per_node;
   std::int64_t k = a.ranks_per_node > 0 ? a.ranks_per_node : std::min(a.gpus, g);
   if (a.ranks_per_node == 0 && a.gpus % k != 0)
@@ -66,7 +67,18 @@ topology::GroupShape communicator(const spec::Cluster& c, const CollectiveArgs& 
   if (a.gpus / k > topology::max_nodes(c))
     throw SpecError("--gpus", "expected at most " + std::to_string(topology::max_nodes(c)) + " nodes of " +
                                   std::to_string(k) + " ranks (the fabric's reach), got " + std::to_string(a.gpus));
+  a.ranks_per_node = k;
   return topology::flat_group_shape(c, a.gpus, k);
+}
+
+// "64 GPUs, 4 per node, 16 nodes, 1 NVLink domain": the last part where domains hold several nodes.
+std::string placement_text(const spec::Cluster& c, const CollectiveArgs& a, const topology::GroupShape& g) {
+  std::int64_t nodes = a.gpus / a.ranks_per_node;
+  std::string out = std::to_string(a.gpus) + " GPUs, " + std::to_string(a.ranks_per_node) + " per node, " +
+                    std::to_string(nodes) + (nodes == 1 ? " node" : " nodes");
+  if (c.nvlink_domain > c.gpus_per_node)
+    out += ", " + std::to_string(g.nodes) + (g.nodes == 1 ? " NVLink domain" : " NVLink domains");
+  return out;
 }
 
 struct Row {
@@ -80,7 +92,7 @@ cost::CollectiveEstimate estimate(const CollectiveArgs& a, cost::Collective op, 
                                   const topology::GroupShape& g, const spec::Cluster& c, const spec::Calibration& cal) {
   Bytes size(static_cast<double>(bytes));
   if (a.network == "analytical") return cost::collective_time(op, size, g, c, cal.collectives);
-  double t = network::ring_collective_time(c, cal.collectives, op, size.value(), g.ranks, g.ranks_per_node);
+  double t = network::ring_collective_time(c, cal.collectives, op, size.value(), g.ranks, a.ranks_per_node);
   return {.time = Seconds(t), .algo = spec::CollAlgo::ring, .protocol = spec::Protocol::simple, .hierarchical = false,
           .bus_bandwidth = t > 0 ? (size * cost::bus_factor(op, g.ranks)) / Seconds(t) : BytesPerSecond(0.0)};
 }
@@ -112,7 +124,8 @@ double algbw_gbps(const Row& r) {
 std::string render_json(const CollectiveArgs& a, cost::Collective op, const topology::GroupShape& g,
                         const std::vector<Row>& rows) {
   nlohmann::json j{{"cluster", a.cluster}, {"op", cost::to_string(op)}, {"gpus", a.gpus},
-                   {"ranks_per_node", g.ranks_per_node}, {"nodes", g.nodes}, {"calibration", a.calibration}};
+                   {"ranks_per_node", a.ranks_per_node}, {"nodes", a.gpus / a.ranks_per_node},
+                   {"nvlink_domains", g.nodes}, {"calibration", a.calibration}};
   j["network"] = a.network;
   j["rows"] = nlohmann::json::array();
   for (const Row& r : rows)
@@ -123,11 +136,10 @@ std::string render_json(const CollectiveArgs& a, cost::Collective op, const topo
   return spec::json_text(j) + "\n";
 }
 
-std::string render_text(const CollectiveArgs& a, cost::Collective op, const topology::GroupShape& g,
+std::string render_text(const spec::Cluster& c, const CollectiveArgs& a, cost::Collective op, const topology::GroupShape& g,
                         const std::vector<Row>& rows) {
   std::string out = std::string("# ") + cost::to_string(op) + " on " + a.cluster + " (calibration " + a.calibration +
-                    (a.network == "simgrid" ? ", network simgrid" : "") + "): " + std::to_string(a.gpus) + " GPUs, " + std::to_string(g.ranks_per_node) + " per node, " +
-                    std::to_string(g.nodes) + (g.nodes == 1 ? " node" : " nodes") + "\n";
+                    (a.network == "simgrid" ? ", network simgrid" : "") + "): " + placement_text(c, a, g) + "\n";
   out += "# predicted; busbw = algbw x " + report::fixed(cost::bus_factor(op, a.gpus), 4) +
          " (nccl-tests doc/PERFORMANCE.md)\n";
   report::Table t({"size_B", "time_us", "algbw_GBps", "busbw_GBps", "algorithm", "protocol"});
@@ -190,8 +202,7 @@ int compare(CollectiveArgs a) {
     return 0;
   }
   std::string out = std::string("# ") + cost::to_string(log.collective) + " on " + a.cluster + " (calibration " +
-                    a.calibration + "): " + std::to_string(a.gpus) + " GPUs, " + std::to_string(g.ranks_per_node) +
-                    " per node, " + std::to_string(g.nodes) + (g.nodes == 1 ? " node" : " nodes") + ", against " +
+                    a.calibration + "): " + placement_text(c, a, g) + ", against " +
                     a.nccl_tests + "\n# measured time: geometric mean of out-of-place and in-place; error = "
                     "predicted / measured busbw - 1\n";
   report::Table t({"size_B", "measured_us", "busbw", "predicted_us", "pred_busbw", "error", "algorithm", "protocol"});
@@ -225,7 +236,7 @@ int run(CollectiveArgs a) {
   topology::GroupShape g = communicator(c, a);
   std::vector<Row> rows;
   for (std::int64_t s = lo; s <= hi; s *= 2) rows.push_back({s, estimate(a, *op, s, g, c, cal)});
-  std::cout << (a.json ? render_json(a, *op, g, rows) : render_text(a, *op, g, rows));
+  std::cout << (a.json ? render_json(a, *op, g, rows) : render_text(c, a, *op, g, rows));
   return 0;
 }
 

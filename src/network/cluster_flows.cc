@@ -114,15 +114,16 @@ double ring_collective_time(const spec::Cluster& c, const spec::CollectiveCalibr
                                   " is not a ring collective");
   }
   if (ranks < 2) return 0.0;
-  bool inter = ranks > ranks_per_node;
   const spec::ProtocolCost& intra = cal.at(op, false, CollAlgo::ring, Protocol::simple);
   const spec::ProtocolCost& net = cal.at(op, true, CollAlgo::ring, Protocol::simple);
-  // The communicator's ranks sit ranks_per_node to a node, on the first GPUs of each. Across nodes
-  // NCCL splits the data over channels, one ring per NIC a node's ranks reach: ring j visits each
-  // node's ranks from local rank j round to j - 1 and leaves through the NIC of that last one, so
-  // every NIC carries one ring out and one in (NCCL graph/rings.cc connects rings rail to rail).
+  // The communicator's ranks sit ranks_per_node to a node, on the first GPUs of each; nodes fill
+  // NVLink domains (an NVL72 rack's trays share one). Across domains NCCL splits the data over
+  // channels, one ring per NIC a node's ranks reach: ring j visits each node's ranks from local
+  // rank j round to j - 1 and leaves through the NIC of that last one, so every NIC carries one
+  // ring out and one in (NCCL graph/rings.cc connects rings rail to rail).
   std::int64_t nodes = (ranks + ranks_per_node - 1) / ranks_per_node;
   ClusterFlows net_flows(c, nodes * c.gpus_per_node, intra.bandwidth_efficiency, net.bandwidth_efficiency);
+  bool inter = net_flows.domain_of((nodes - 1) * c.gpus_per_node) != 0;
   std::int64_t channels = inter ? std::max<std::int64_t>(1, std::min(c.nics_per_node, ranks_per_node)) : 1;
   std::vector<FlowSpec> flows;
   for (std::int64_t j = 0; j < channels; ++j) {

@@ -69,7 +69,8 @@ class ClusterFlows {
 namespace dtsim::network {
 
 /// A ring collective (all_reduce, all_gather or reduce_scatter) of `size` bytes over a flat
-/// communicator of `ranks` GPUs, `ranks_per_node` on each node (as nccl-tests runs), priced on
+/// communicator of `ranks` GPUs, `ranks_per_node` on each node (as nccl-tests runs; nodes fill
+/// NVLink domains as topology::flat_group_shape places them), priced on
 /// SimGrid: link rates cut by the profile's ring/Simple bandwidth efficiency for `op` (NVLink and
 /// network entries), the ring's steps fused into one flow per rank, plus the profile's base and
 /// per-step latencies -- the analytical ring's terms, with the bandwidth shared by SimGrid

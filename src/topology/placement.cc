@@ -222,8 +222,17 @@ GroupShape flat_group_shape(const spec::Cluster& c, std::int64_t ranks, std::int
   if (ranks_per_node < 1 || ranks_per_node > std::min(ranks, c.gpus_per_node) || ranks % ranks_per_node != 0)
     throw std::invalid_argument("ranks_per_node " + std::to_string(ranks_per_node) + " must divide ranks " +
                                 std::to_string(ranks) + " and be at most " + std::to_string(c.gpus_per_node));
-  std::int64_t nodes = ranks / ranks_per_node;
-  return make_shape(c, ranks, Footprint{nodes, ranks_per_node, nodes}, nic_sharing(c, ranks_per_node), c.gpus_per_node);
+  // Hosts fill NVLink domains (one host each on a DGX, up to 18 trays of an NVL72 rack), evenly:
+  // the most hosts per domain that divide the communicator's hosts (Cluster::domain_ranks' rule).
+  std::int64_t hosts = ranks / ranks_per_node, per_domain = 1;
+  for (std::int64_t h = std::min(hosts, std::max<std::int64_t>(1, c.nvlink_domain / c.gpus_per_node)); h >= 1; --h)
+    if (hosts % h == 0) {
+      per_domain = h;
+      break;
+    }
+  std::int64_t domains = hosts / per_domain;
+  return make_shape(c, ranks, Footprint{domains, ranks_per_node * per_domain, domains}, nic_sharing(c, ranks_per_node),
+                    per_domain * c.gpus_per_node);
 }
 
 std::vector<std::vector<std::int64_t>> groups_of(const spec::Parallel& par, GroupKind kind, std::int64_t first,

@@ -86,7 +86,9 @@ struct GroupShape {
 
 /// One communicator of `ranks` consecutive ranks, `ranks_per_node` of them on each node (as
 /// nccl-tests runs): only those GPUs talk, so nic_sharing counts the first `ranks_per_node`
-/// local GPUs per NIC. Throws std::invalid_argument unless 1 <= ranks_per_node <=
+/// local GPUs per NIC. Nodes fill the cluster's NVLink domains evenly (an NVL72 rack holds up to
+/// 18 trays), and the shape counts domains as group_shape does: 64 ranks on 16 trays of one rack
+/// are one domain of 64 ranks, priced over NVLink. Throws std::invalid_argument unless 1 <= ranks_per_node <=
 /// min(ranks, gpus_per_node) and ranks_per_node divides ranks.
 [[nodiscard]] GroupShape flat_group_shape(const spec::Cluster& c, std::int64_t ranks, std::int64_t ranks_per_node);
 

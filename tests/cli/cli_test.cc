@@ -575,6 +575,28 @@ TEST_CASE("cli collective --network simgrid: rings whose bandwidth SimGrid share
             Contains("--network: expected all_reduce, all_gather or reduce_scatter with simgrid"));
 }
 
+TEST_CASE("cli collective: an NVL72 rack's 64 GPUs talk over NVLink, not the NICs", "[cli]") {
+  // 16 trays x 4 GPUs in one rack: the NVLink domain's bandwidth (the cluster's 1.8 TB/s per GPU
+  // fabric), far above one 400 Gb/s NIC per GPU (50 GB/s); two racks reach each other over NICs.
+  std::string base = "collective --cluster gb200-nvl72 --op all_to_all --min-bytes 256M --max-bytes 256M --json --gpus ";
+  json one = run_json(base + "64"), two = run_json(base + "128");
+  CHECK(one.at("ranks_per_node") == 4);
+  CHECK(one.at("nodes") == 16);
+  CHECK(one.at("nvlink_domains") == 1);
+  CHECK(two.at("nvlink_domains") == 2);
+  double in_rack = one.at("rows").at(0).at("busbw_GBps").get<double>();
+  double across = two.at("rows").at(0).at("busbw_GBps").get<double>();
+  CHECK(in_rack > 400);
+  CHECK(across < 100);
+  for (std::string net : {"", " --network simgrid"}) {
+    json ar = run_json("collective --cluster gb200-nvl72 --op all_reduce --gpus 64 --min-bytes 512M --max-bytes 512M --json" + net);
+    CHECK(ar.at("rows").at(0).at("busbw_GBps").get<double>() > 400);
+  }
+  auto text = run_dtsim("collective --cluster gb200-nvl72 --op all_reduce --gpus 64 --max-bytes 8");
+  CHECK(text.status == 0);
+  CHECK_THAT(text.out, Contains("64 GPUs, 4 per node, 16 nodes, 1 NVLink domain"));
+}
+
 TEST_CASE("cli simulate --network simgrid: equal on a non-blocking fabric, slower on a tapered one", "[cli]") {
   // Llama 3 8B data-parallel over 4 DGX H100 nodes with the gradient reduction exposed: on radix-16
   // leaves at 1:1 SimGrid finds no contention (the analytical time, exactly); at 3:1 the 8

@@ -197,6 +197,25 @@ TEST_CASE("topology::group_shape: NVL72 keeps EP 64 on NVLink, a DGX B200 sends 
   CHECK(topology::group_shape(nvl, p, GroupKind::dp).nodes == 1);
 }
 
+TEST_CASE("topology::flat_group_shape: an NVL72 rack's trays share one NVLink domain", "[topology]") {
+  // nccl-tests over 16 trays of 4 GPUs in one rack: one domain of 64 ranks, no NIC crossed (as
+  // group_shape prices a 64-rank EP group above); 36 trays fill two racks of 18 trays (72 each);
+  // 32 trays spread evenly, 16 per rack (Cluster::domain_ranks' rule).
+  spec::Cluster nvl = spec::load_cluster(test::source_path("topologies/gb200-nvl72.json"));
+  CHECK(topology::flat_group_shape(nvl, 64, 4) == GroupShape{64, 64, 1, 0, 0});
+  CHECK(topology::flat_group_shape(nvl, 32, 2) == GroupShape{32, 32, 1, 0, 0});
+  GroupShape two = topology::flat_group_shape(nvl, 144, 4);
+  CHECK(two.ranks_per_node == 72);
+  CHECK(two.nodes == 2);
+  CHECK(two.nic_sharing == 1);
+  CHECK(two.fabric_levels >= 1);
+  GroupShape even = topology::flat_group_shape(nvl, 128, 4);
+  CHECK(even.ranks_per_node == 64);
+  CHECK(even.nodes == 2);
+  // One host per domain on a DGX: unchanged.
+  CHECK(topology::flat_group_shape(h100(), 16, 8) == GroupShape{16, 8, 2, 1, 1});
+}
+
 TEST_CASE("topology: the tied-embedding pair and the model-parallel group are group kinds too", "[topology]") {
   // TP 2, PP 4, DP 2 (16 ranks, stage stride 4): rank 5 (tp 1, dp 0, stage 1).
   spec::Parallel p{.tp = 2, .pp = 4, .dp = 2};
