@@ -242,6 +242,7 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
         e.fail("recompute_modules", std::string("expected \"recompute\": \"selective\" (or none) beside it, got \"") +
                                         to_string(*f.recompute) + "\"");
     }
+    f.fp8_param_gather = e.optional_boolean("fp8_param_gather");
     if (auto p = e.optional_choice("peft", {"none", "lora"})) f.peft = static_cast<Peft>(*p);
     f.lora_rank = e.optional_integer("lora_rank", 1, 1 << 16);
     if (auto t = e.optional_string("lora_targets")) f.lora_targets = parse_lora_targets(*t, e.where("lora_targets"));
@@ -312,6 +313,8 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            facts, c);
       fill(c.recompute_modules, facts.recompute_modules, "recompute_modules",
            facts.recompute_modules ? recompute_modules_text(*facts.recompute_modules) : "", recipes, facts, c);
+      fill(c.fp8_param_gather, facts.fp8_param_gather, "fp8_param_gather",
+           facts.fp8_param_gather.value_or(false) ? "on" : "off", recipes, facts, c);
       fill(c.peft, facts.peft, "peft", facts.peft ? to_string(*facts.peft) : "", recipes, facts, c);
       fill(c.lora_rank, facts.lora_rank, "lora_rank", facts.lora_rank ? std::to_string(*facts.lora_rank) : "", recipes,
            facts, c);
@@ -385,8 +388,9 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   rc.train.lora_targets = c.lora_targets.value_or(0);
   rc.train.sample_len = c.sample_len.value_or(0);
   rc.train.precision = c.precision.value_or(d.precision.value_or(Dtype::bf16));
-  rc.train.fp8_params = rc.train.precision == Dtype::fp8 && d.fp8_param_gather.value_or(false);
-  if (rc.train.fp8_params) rc.assumptions.push_back("fp8 parameters, all-gathered in fp8" + recipe);
+  rc.train.fp8_params = rc.train.precision == Dtype::fp8 && c.fp8_param_gather.value_or(d.fp8_param_gather.value_or(false));
+  if (rc.train.fp8_params && !c.fp8_param_gather)
+    rc.assumptions.push_back("fp8 parameters, all-gathered in fp8" + recipe);
   if (!c.precision) note("precision", to_string(rc.train.precision), d.precision.has_value(), "");
   std::int64_t edge =
       current_scaling_bf16_layers(d, rc.train.precision, c.fp8_recipe.value_or(stack.software.fp8_recipe));

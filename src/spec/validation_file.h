@@ -58,6 +58,7 @@ struct ValidationCase {
   std::optional<std::int64_t> mtp_layers;  ///< the run's MTP modules, when it differs from the preset's
   std::optional<Fp8Recipe> fp8_recipe;     ///< the run's fp8 scaling (the case's "fp8" covers every recipe)
   std::optional<std::uint32_t> recompute_modules;  ///< selective recompute's modules (recompute_module bits)
+  std::optional<bool> fp8_param_gather;     ///< fp8 parameters, all-gathered in fp8 (NeMo fp8_params)
   // Fine-tuning runs: LoRA over frozen weights and packed samples (spec::Training).
   std::optional<Peft> peft;
   std::optional<std::int64_t> lora_rank;
@@ -100,6 +101,7 @@ struct RecipeFacts {
   std::optional<std::int64_t> mtp_layers;
   std::optional<Fp8Recipe> fp8_recipe;
   std::optional<std::uint32_t> recompute_modules;
+  std::optional<bool> fp8_param_gather;
   std::optional<Peft> peft;
   std::optional<std::int64_t> lora_rank;
   std::optional<std::uint32_t> lora_targets;

@@ -264,6 +264,25 @@ TEST_CASE("spec::apply_recipes: the run's TP reduce-scatter overlaps (ub config)
       Catch::Matchers::StartsWith("r.json:/cases/c0/tp_overlap_rs: expected PROJ,FC2"));
 }
 
+TEST_CASE("spec::apply_recipes: fp8 parameters where the recipe keeps them (NeMo fp8_params)", "[spec]") {
+  std::string text = kFile;
+  text.replace(text.find("\"precision\": \"fp16\""), 19, "\"precision\": \"fp8\"");
+  ValidationFile f = parse_validation_file(text, "v.json");
+  RecipesFile r = parse_recipes_file(
+      R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {"fp8_param_gather": true, "source": "sft.sh"}}})", "r.json");
+  CHECK(apply_recipes(f, r).empty());
+  ResolvedCase rc = resolve_case(f.cases[0], "v.json", kGeneric);
+  CHECK(rc.train.fp8_params);
+  CHECK_THAT(rc.assumptions, VectorContains(std::string("fp8_param_gather null -> on (recipe: sft.sh)")));
+  // Without the recipe the stack's default (the generic one: off) holds.
+  ValidationFile plain = parse_validation_file(text, "v.json");
+  CHECK_FALSE(resolve_case(plain.cases[0], "v.json", kGeneric).train.fp8_params);
+  CHECK_THROWS_WITH(
+      parse_recipes_file(R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {"fp8_param_gather": 1, "source": "s"}}})",
+                         "r.json"),
+      Catch::Matchers::StartsWith("r.json:/cases/c0/fp8_param_gather: expected"));
+}
+
 TEST_CASE("spec::apply_recipes: a fine-tuning run's LoRA adapters and packed samples", "[spec]") {
   ValidationFile f = parse_validation_file(kFile, "v.json");
   RecipesFile r = parse_recipes_file(R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {
