@@ -532,20 +532,46 @@ std::vector<Op> embedding_ops(const LayerShape& s, bool backward) {
   return {memory("embedding.bwd", th, kAct + 8)};
 }
 
-std::vector<Op> logits_ops(const LayerShape& s, Dtype precision, bool backward, std::optional<Dtype> accumulate_into) {
+Op cross_entropy_op(double logits, spec::CrossEntropy ce, bool backward) {
+  // Bytes per bf16 logit and kernels. The Megatron-Core and PyTorch paths are measured: Liger-Kernel's
+  // benchmark of Megatron-Core's own functions on an H100 80GB HBM3 (8,192 tokens x 131,072 bf16
+  // logits; linkedin/Liger-Kernel benchmark/data/all_benchmark_data_megatron.csv @ 7097ab9c, script
+  // benchmark/scripts/benchmark_megatron_cross_entropy.py, whose backward rows include the forward):
+  // unfused forward 15.82 ms, backward 21.25 - 15.82 = 5.43 ms; TorchScript-fused 11.80 and 6.14;
+  // F.cross_entropy on .float() logits 8.81 and 9.03. Each is written as the bytes that take that
+  // long at dgx-h100's memory rate (0.85 x 3.35 TB/s: t x 2.8475e12 / 1.0737e9). Counting the unfused
+  // path's passes over the fp32 copy gives 38 B forward (cast 2+4, max 4, subtract 8, exp 8, sum 4,
+  // divide 8) and 14 backward (multiply 8, cast to bf16 4+2): 10% and 2% under the measurement.
+  // Transformer Engine's Triton kernels (transformer_engine/pytorch/triton/cross_entropy.py) stream
+  // the bf16 logits once forward (online softmax; a second kernel reads only per-row max and sum) and
+  // read and overwrite them with the gradient backward: 2 and 4 B per logit, by the code.
+  struct Cost {
+    double forward, backward;
+    double kernels_fwd, kernels_bwd;
+  };
+  Cost c{};
+  switch (ce) {
+    case spec::CrossEntropy::unfused: c = {41.9, 14.4, 6, 2}; break;
+    case spec::CrossEntropy::native: c = {31.3, 16.3, 4, 2}; break;
+    case spec::CrossEntropy::te: c = {2, 4, 2, 1}; break;
+    case spec::CrossEntropy::torch: c = {23.4, 23.9, 4, 3}; break;
+  }
+  return backward ? memory("cross_entropy.bwd", logits, c.backward, c.kernels_bwd)
+                  : memory("cross_entropy", logits, c.forward, c.kernels_fwd);
+}
+
+std::vector<Op> logits_ops(const LayerShape& s, spec::CrossEntropy ce_impl, bool backward,
+                           std::optional<Dtype> accumulate_into) {
   // Megatron-Core's LM head (GPTModel.output_layer) is its own tensor_parallel.ColumnParallelLinear,
   // not a Transformer Engine module: fp8 and fp4 autocasts leave it in bf16
   // (megatron/core/models/gpt/gpt_model.py).
-  (void)precision;
   Op head = gemm("logits", s.tokens, s.vocab_local, s.hidden, 1, kAct);
   head.bf16_only = true;
-  // Fused vocab-parallel cross-entropy: logits upcast to fp32, softmax, loss (read 2, write 4, read 4).
-  Op ce = memory("cross_entropy", s.tokens * s.vocab_local, 2 * kAct + 8, 3);
+  Op ce = cross_entropy_op(s.tokens * s.vocab_local, ce_impl, backward);
   std::vector<Op> ops;
   if (!backward) {
     ops = {head, ce};
   } else {
-    ce.name += ".bwd";
     ops.push_back(ce);
     gemm_backward(ops, head);
     if (s.frozen) ops.pop_back();  // a frozen LM head computes no weight gradient

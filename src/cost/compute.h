@@ -164,8 +164,11 @@ struct LoraTarget {
 
 /// Embedding lookup forward (first stage) and its gradient scatter-add.
 [[nodiscard]] std::vector<Op> embedding_ops(const LayerShape& s, bool backward);
+/// The LM head's cross-entropy over `logits` elements (tokens x local vocabulary, bf16), forward or
+/// backward, as implementation `ce` runs it (spec::CrossEntropy).
+[[nodiscard]] Op cross_entropy_op(double logits, spec::CrossEntropy ce, bool backward);
 /// LM head GEMM, softmax cross-entropy (last stage), forward or backward.
-[[nodiscard]] std::vector<Op> logits_ops(const LayerShape& s, spec::Dtype precision, bool backward,
+[[nodiscard]] std::vector<Op> logits_ops(const LayerShape& s, spec::CrossEntropy ce, bool backward,
                                          std::optional<spec::Dtype> accumulate_into = std::nullopt);
 /// Adding one micro-batch's weight gradients of `params` parameters into main grads of type
 /// `main_grad` when the wgrad GEMM does not (no gradient-accumulation fusion): read the 16-bit

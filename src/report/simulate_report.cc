@@ -37,6 +37,7 @@ nlohmann::json config_json(const JobView& j) {
           {"overlap_param_gather", j.software.overlap_param_gather},
           {"overlap_p2p_comm", j.software.overlap_p2p_comm}, {"fp8_recipe", spec::to_string(j.software.fp8_recipe)},
           {"cuda_graphs", spec::to_string(j.software.cuda_graphs)},
+          {"cross_entropy", spec::to_string(j.software.cross_entropy)},
           {"tp_overlap_rs", spec::to_string(j.software.tp_overlap_rs)}, {"network", j.network},
           {"engine", j.engine}, {"stage_layers", cost::stage_layers(*j.model, j.par)}};
 }
@@ -74,6 +75,7 @@ std::string layout_line(const JobView& j) {
          (j.software.overlap_grad_reduce ? "on" : "off") + ", overlap-param-gather " +
          (j.software.overlap_param_gather ? "on" : "off") + ", overlap-p2p-comm " +
          (j.software.overlap_p2p_comm ? "on" : "off") + ", cuda-graphs " + spec::to_string(j.software.cuda_graphs) +
+         ", cross-entropy " + spec::to_string(j.software.cross_entropy) +
          " (calibration " + j.calibration + ")\n" +
          (j.engine == "events"
               ? "  engine   events: " +

@@ -454,7 +454,7 @@ PassCost head_cost(const StepSpec& s, const CommPricer& net, bool backward) {
   cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train);
   PassCost p;
   cost::ComputeContext ctx = compute_context(s);
-  add(p, Category::compute, cost::ops_time(cost::logits_ops(sh, s.train.precision, backward, fused_accumulation(s)), ctx));
+  add(p, Category::compute, cost::ops_time(cost::logits_ops(sh, s.software.cross_entropy, backward, fused_accumulation(s)), ctx));
   // An untied LM head, or the last stage's copy of a tied one, has its own main grad.
   if (backward && !s.train.frozen_base() && (!s.model->tied_embeddings || s.par.pp > 1))
     add_grad_accumulation(p, s, vocab_rows(s), 1, ctx);

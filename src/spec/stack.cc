@@ -53,6 +53,8 @@ Software read_software(ObjectReader r) {
   s.moe_dispatcher =
       static_cast<MoeDispatcher>(r.optional_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}).value_or(0));
   s.moe_a2a_overlap = r.optional_boolean("moe_a2a_overlap").value_or(false);
+  s.cross_entropy =
+      static_cast<CrossEntropy>(r.optional_choice("cross_entropy", {"unfused", "native", "te", "torch"}).value_or(0));
   if (auto g = r.optional_string("cuda_graphs")) s.cuda_graphs = parse_cuda_graphs(*g, r.where("cuda_graphs"));
   if (auto o = r.optional_string("tp_overlap_rs")) s.tp_overlap_rs = parse_tp_overlap_rs(*o, r.where("tp_overlap_rs"));
   r.finish();
@@ -180,6 +182,16 @@ TpOverlapRs parse_tp_overlap_rs(const std::string& text, const std::string& wher
     return sms;
   };
   return {.proj_sms = one(text.substr(0, comma)), .fc2_sms = one(text.substr(comma + 1))};
+}
+
+const char* to_string(CrossEntropy c) {
+  switch (c) {
+    case CrossEntropy::unfused: return "unfused";
+    case CrossEntropy::native: return "native";
+    case CrossEntropy::te: return "te";
+    case CrossEntropy::torch: return "torch";
+  }
+  return "?";
 }
 
 const char* to_string(MoeDispatcher d) {

@@ -51,6 +51,15 @@ enum class Fp8Recipe { delayed, current, mxfp8 };
 /// or the "flex" dispatcher (DeepEP, HybridEP), which sends a token once per destination node.
 enum class MoeDispatcher { alltoall, allgather, flex };
 
+/// How the LM head's vocab-parallel cross-entropy runs (Megatron-Core GPTModel
+/// compute_language_model_loss): `unfused` -- tensor_parallel.vocab_parallel_cross_entropy, eager
+/// PyTorch ops over an fp32 copy of the logits (cross_entropy_loss_fusion off, Megatron-Core's
+/// default, and Megatron-LM before it); `native` -- fusions/fused_cross_entropy.py's TorchScript
+/// functions (cross_entropy_loss_fusion on); `te` -- Transformer Engine's Triton online-softmax
+/// kernels (cross_entropy_fusion_impl "te"); `torch` -- torch.nn.functional.cross_entropy over the
+/// whole vocabulary in fp32 (torchtitan, Hugging Face). cost::cross_entropy_ops prices each.
+enum class CrossEntropy { unfused, native, te, torch };
+
 /// Which parts of a step a stack captures in CUDA graphs (Megatron-Core cuda_graph_impl with
 /// cuda_graph_scope; Transformer Engine make_graphed_callables): captured work costs no host time.
 struct CudaGraphs {
@@ -108,6 +117,7 @@ struct Software {
   /// The scaling recipe of fp8 runs (Megatron-Core --fp8-recipe; delayed is its default).
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
+  CrossEntropy cross_entropy = CrossEntropy::unfused;
   /// Expert-parallel dispatch and combine of one micro-batch overlapped with another's compute
   /// (Megatron-Core overlap_moe_expert_parallel_comm, Megatron-Bridge moe_a2a_overlap).
   bool moe_a2a_overlap = false;
@@ -163,6 +173,7 @@ inline constexpr const char* kDefaultFramework = "megatron-core";
 [[nodiscard]] const char* to_string(MainGrads g);
 [[nodiscard]] const char* to_string(Fp8Recipe r);
 [[nodiscard]] const char* to_string(MoeDispatcher d);
+[[nodiscard]] const char* to_string(CrossEntropy c);
 /// "none", "full_iteration", or the captured scopes joined by ",": "attn,moe_router".
 [[nodiscard]] std::string to_string(const CudaGraphs& g);
 /// Parses that form (what stack files, recipes and --cuda-graphs write); throws SpecError naming

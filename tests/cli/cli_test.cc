@@ -789,3 +789,15 @@ TEST_CASE("cli simulate: --peft lora and --sample-len, in text and JSON, with cl
             Contains("--lora-targets: expected distinct targets among linear_qkv"));
   check_bad(job + " --sample-len 8192", Contains("--sample-len: expected packed samples of 1 to seq (4096) tokens, got 8192"));
 }
+
+TEST_CASE("cli simulate --cross-entropy: the stack's loss implementation, and what it costs", "[cli]") {
+  std::string job = "simulate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 64 --seq 8192 --json";
+  json core = run_json(job), bridge = run_json(job + " --framework nemo-megatron-bridge@25.11");
+  CHECK(core.at("config").at("cross_entropy") == "unfused");
+  CHECK(bridge.at("config").at("cross_entropy") == "te");
+  // Transformer Engine's single-pass kernels against eager fp32 passes over 128,256 logits per token.
+  json te = run_json(job + " --cross-entropy te"), native = run_json(job + " --cross-entropy native");
+  CHECK(te.at("step_time_s").get<double>() < native.at("step_time_s").get<double>());
+  CHECK(native.at("step_time_s").get<double>() < core.at("step_time_s").get<double>());
+  check_bad(job + " --cross-entropy liger", Contains("--cross-entropy: expected unfused, native, te or torch"));
+}
