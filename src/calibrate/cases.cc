@@ -75,6 +75,7 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
   if (rc.fp8_recipe) p.stack.software.fp8_recipe = *rc.fp8_recipe;
   const spec::Software& sw = p.stack.software;
   rc.train.grad_dtype = spec::main_grad_dtype(sw, rc.train.precision);
+  rc.train.param_remainders = spec::param_remainders(sw, rc.train);
   if (rc.auto_recompute) pick_recompute(rc, p.cluster, sw.attention);
   spec::FieldNamer namer = [&](const std::string& f) {
     std::string section = (f == "gbs" || f == "seq" || f == "precision" || f == "mbs") ? "/training/" : "/parallel/";

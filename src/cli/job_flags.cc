@@ -233,6 +233,7 @@ spec::Training resolve_training(const JobFlags& f, const spec::Stack& stack, con
   }
   t.fp8_params = t.precision == spec::Dtype::fp8 &&
                  on_off("--fp8-param-gather", f.fp8_param_gather, stack.defaults.fp8_param_gather.value_or(false));
+  t.param_remainders = spec::param_remainders(sw, t);
   return t;
 }
 

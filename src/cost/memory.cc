@@ -117,7 +117,7 @@ ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec
 
 }  // namespace
 
-StateBytes state_bytes(const spec::Training& t) {
+StateBytes state_bytes(const spec::Training& t, int zero_stage) {
   StateBytes b;
   // Transformer Engine caches the quantized weights between micro-batches, row- and column-wise
   // (docs/research/low-precision-training.md sec. 3): fp8 2 B (1 + 1), NVFP4 2 x 0.5625 B beside the
@@ -125,7 +125,10 @@ StateBytes state_bytes(const spec::Training& t) {
   if (t.precision == spec::Dtype::fp8) b.weights = t.fp8_params ? 2.0 : 4.0;
   if (t.precision == spec::Dtype::fp4) b.weights = 2.0 + 2 * 0.5625;
   b.gradients = spec::dtype_bytes(t.grad_dtype);
+  // Adam: fp32 master weights, first and second moments; a distributed optimizer keeping
+  // remainders stores the master's low 16 bits beside the bf16 weights (2 bytes, not 4).
   b.optimizer = t.optimizer == spec::Optimizer::adam ? 12.0 : 8.0;
+  if (t.param_remainders && zero_stage >= 1) b.optimizer -= 2.0;
   return b;
 }
 
@@ -159,7 +162,7 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
                                const spec::Training& t, spec::AttentionKernel attn) {
   MemoryEstimate est;
   est.capacity = c.gpu.memory;
-  StateBytes sb = state_bytes(t);
+  StateBytes sb = state_bytes(t, par.zero_stage);
   std::vector<std::int64_t> layers = stage_layers(m, par);
   LocalLayerParams lp = local_layer_params(m, par);
   LocalLayerParams lora = local_lora_params(m, par, t);

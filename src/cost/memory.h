@@ -75,7 +75,7 @@ struct LocalLayerParams {
 [[nodiscard]] double non_layer_params(const spec::Model& m, const spec::Parallel& par, std::int64_t stage);
 
 /// State bytes for a training config (grad dtype, optimizer).
-[[nodiscard]] StateBytes state_bytes(const spec::Training& t);
+[[nodiscard]] StateBytes state_bytes(const spec::Training& t, int zero_stage);
 
 /// Model-state bytes per GPU for `params` parameters sharded over `dp` ranks at ZeRO `stage`
 /// (Rajbhandari et al. SC'20, Figure 1 and sec. 5).

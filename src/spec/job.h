@@ -98,6 +98,10 @@ struct Training {
   /// fp8 runs: parameters kept in fp8 and all-gathered in fp8 by the distributed optimizer
   /// (Megatron-Core --fp8-param-gather): no 16-bit weight copy, half the parameter all-gather.
   bool fp8_params = false;
+  /// Adam keeps each 16-bit parameter's low 16 fp32 bits instead of a whole fp32 master copy
+  /// (apex DistributedFusedAdam store_param_remainders): 2 bytes per parameter fewer, with the
+  /// distributed optimizer (spec::param_remainders decides it from the stack).
+  bool param_remainders = false;
   /// Activations of the model's first `offload_layers` layers moved to host memory after their
   /// forward and back before their backward (Megatron-Core --cpu-offloading-num-layers).
   std::int64_t offload_layers = 0;

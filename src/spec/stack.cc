@@ -53,6 +53,7 @@ Software read_software(ObjectReader r) {
   s.moe_dispatcher =
       static_cast<MoeDispatcher>(r.optional_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}).value_or(0));
   s.moe_a2a_overlap = r.optional_boolean("moe_a2a_overlap").value_or(false);
+  s.param_remainders = r.optional_boolean("param_remainders").value_or(false);
   s.cross_entropy =
       static_cast<CrossEntropy>(r.optional_choice("cross_entropy", {"unfused", "native", "te", "torch"}).value_or(0));
   if (auto g = r.optional_string("cuda_graphs")) s.cuda_graphs = parse_cuda_graphs(*g, r.where("cuda_graphs"));
@@ -211,6 +212,11 @@ Dtype main_grad_dtype(const Software& sw, Dtype precision) {
     case MainGrads::fp32_if_bf16: return sixteen == Dtype::bf16 ? Dtype::fp32 : sixteen;
   }
   return sixteen;
+}
+
+bool param_remainders(const Software& sw, const Training& t) {
+  return sw.param_remainders && t.optimizer == Optimizer::adam && t.precision != Dtype::fp16 &&
+         t.precision != Dtype::fp32 && !t.fp8_params;
 }
 
 bool fused_grad_accumulation(const Software& sw, Dtype precision) {

@@ -118,6 +118,9 @@ struct Software {
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
   CrossEntropy cross_entropy = CrossEntropy::unfused;
+  /// The distributed optimizer stores bf16 parameters' fp32 remainders, not fp32 master copies
+  /// (NeMo 1.x sets apex DistributedFusedAdam's store_param_remainders for bf16 models).
+  bool param_remainders = false;
   /// Expert-parallel dispatch and combine of one micro-batch overlapped with another's compute
   /// (Megatron-Core overlap_moe_expert_parallel_comm, Megatron-Bridge moe_a2a_overlap).
   bool moe_a2a_overlap = false;
@@ -187,6 +190,11 @@ inline constexpr const char* kDefaultFramework = "megatron-core";
 
 /// The main-grad type of `sw` for a run in `precision` (fp32, or fp16/bf16 for 16-bit runs).
 [[nodiscard]] Dtype main_grad_dtype(const Software& sw, Dtype precision);
+/// Whether a run keeps fp32 remainders instead of master weights: the stack does it, the optimizer
+/// is Adam, and the parameters are bf16 (bf16, fp8 or fp4 compute without fp8 parameters). NeMo 1.x
+/// (megatron_base_model.py setup_optimization): store_param_remainders only when the optimizer's
+/// fp32 state meets bf16 model parameters; fp16 models and fp8 parameters keep fp32 masters.
+[[nodiscard]] bool param_remainders(const Software& sw, const Training& t);
 /// Whether the weight-gradient GEMMs accumulate into the main grads of a run in `precision`.
 [[nodiscard]] bool fused_grad_accumulation(const Software& sw, Dtype precision);
 

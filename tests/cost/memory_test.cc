@@ -41,9 +41,30 @@ TEST_CASE("cost::model_state_bytes: ZeRO Figure 1 from a 7.5B preset's own param
 
 TEST_CASE("cost::state_bytes: Megatron-LM's 18 bytes per parameter", "[cost]") {
   // Megatron-LM dist_optimizer.md: fp16/bf16 params + fp32 grads = 2 + 4 + 12 = 18 bytes.
-  auto b = cost::state_bytes(spec::Training{});
+  auto b = cost::state_bytes(spec::Training{}, 1);
   CHECK(b.weights + b.gradients + b.optimizer == 18.0);
   CHECK(cost::model_state_bytes(1e9, 0, 8, b).value() == 18e9);
+}
+
+TEST_CASE("cost::state_bytes: fp32 remainders instead of master weights (apex DistributedFusedAdam)", "[cost]") {
+  // NeMo 1.x's store_param_remainders: m, v and the low 16 bits of the fp32 master beside the bf16
+  // weights, 10 bytes of optimizer state per parameter; only with the distributed optimizer.
+  spec::Training t;
+  t.precision = spec::Dtype::bf16;
+  spec::Software nemo;
+  nemo.param_remainders = true;
+  t.param_remainders = spec::param_remainders(nemo, t);
+  REQUIRE(t.param_remainders);
+  CHECK(cost::state_bytes(t, 1).optimizer == 10.0);
+  CHECK(cost::state_bytes(t, 0).optimizer == 12.0);
+  // fp16 models and fp8 parameters keep fp32 masters; so does a stack that does not store remainders.
+  spec::Training fp16 = t, fp8p = t;
+  fp16.precision = spec::Dtype::fp16;
+  fp8p.precision = spec::Dtype::fp8;
+  fp8p.fp8_params = true;
+  CHECK_FALSE(spec::param_remainders(nemo, fp16));
+  CHECK_FALSE(spec::param_remainders(nemo, fp8p));
+  CHECK_FALSE(spec::param_remainders(spec::Software{}, t));
 }
 
 namespace {
