@@ -122,7 +122,7 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
                  "destination node; default: the stack's)");
   app.add_option("--cross-entropy", f.cross_entropy,
                  "unfused|native|te|torch: the LM head's cross-entropy (Megatron-Core vocab_parallel_cross_entropy, "
-                 "its TorchScript fusion, Transformer Engine's Triton kernels, or torch.nn.functional.cross_entropy; "
+                 "its jit_fuser fusion, Transformer Engine's Triton kernels, or torch.nn.functional.cross_entropy; "
                  "default: the stack's)");
   app.add_option("--moe-a2a-overlap", f.moe_a2a_overlap,
                  "on|off: expert-parallel dispatch/combine overlapped with another micro-batch's compute");

@@ -54,10 +54,10 @@ enum class MoeDispatcher { alltoall, allgather, flex };
 /// How the LM head's vocab-parallel cross-entropy runs (Megatron-Core GPTModel
 /// compute_language_model_loss): `unfused` -- tensor_parallel.vocab_parallel_cross_entropy, eager
 /// PyTorch ops over an fp32 copy of the logits (cross_entropy_loss_fusion off, Megatron-Core's
-/// default, and Megatron-LM before it); `native` -- fusions/fused_cross_entropy.py's TorchScript
+/// default, and Megatron-LM before it); `native` -- fusions/fused_cross_entropy.py's jit_fuser (torch.compile)
 /// functions (cross_entropy_loss_fusion on); `te` -- Transformer Engine's Triton online-softmax
 /// kernels (cross_entropy_fusion_impl "te"); `torch` -- torch.nn.functional.cross_entropy over the
-/// whole vocabulary in fp32 (torchtitan, Hugging Face). cost::cross_entropy_ops prices each.
+/// whole vocabulary in fp32 (torchtitan, Hugging Face). cost::cross_entropy_op prices each.
 enum class CrossEntropy { unfused, native, te, torch };
 
 /// Which parts of a step a stack captures in CUDA graphs (Megatron-Core cuda_graph_impl with

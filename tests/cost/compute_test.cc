@@ -482,7 +482,7 @@ TEST_CASE("cost::op_timing: GEMMs outside Transformer Engine run in bf16 in fp8 
 TEST_CASE("cost::cross_entropy_op: Megatron-Core's cross-entropy paths as measured on an H100", "[cost]") {
   // Liger-Kernel's benchmark of Megatron-Core's own functions, 8,192 tokens x 131,072 bf16 logits on
   // an H100 80GB HBM3 (all_benchmark_data_megatron.csv): unfused 15.82 ms forward, 5.43 backward;
-  // TorchScript-fused 11.80 and 6.14; F.cross_entropy 8.81 and 9.03. On the dgx-h100 profile the
+  // fused 11.80 and 6.14; F.cross_entropy 8.81 and 9.03. On the dgx-h100 profile the
   // priced kernels take those times within 1%.
   setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
   spec::Gpu gpu = spec::load_gpu("h100-sxm5-80gb");
