@@ -94,7 +94,7 @@ double fit_memory_efficiency(const std::vector<spec::CopyPoint>& points, BytesPe
     throw SpecError(flag, "expected copy bandwidth below the GPU's HBM bandwidth (" +
                               std::to_string(hbm.value() / 1e9) + " GB/s), got " + std::to_string(best / 1e9) +
                               " GB/s (measured on another GPU?)");
-  return e;
+  return e * kKernelShareOfCopy;
 }
 
 Fitted fit_bench_files(const std::vector<spec::BenchFile>& files, const spec::Gpu& gpu, const std::string& flag) {
@@ -123,7 +123,7 @@ Fitted fit_bench_files(const std::vector<spec::BenchFile>& files, const spec::Gp
   }
   if (!copy.empty()) {
     out.memory_efficiency = fit_memory_efficiency(copy, gpu.hbm_bandwidth, flag);
-    out.best_copy_gb_per_s = *out.memory_efficiency * gpu.hbm_bandwidth.value() / 1e9;
+    out.best_copy_gb_per_s = *out.memory_efficiency / kKernelShareOfCopy * gpu.hbm_bandwidth.value() / 1e9;
   }
   return out;
 }

@@ -26,8 +26,17 @@ struct GemmFit {
 [[nodiscard]] GemmFit fit_gemm_curve(const std::vector<spec::GemmPoint>& points, FlopsPerSecond peak,
                                      const std::string& flag);
 
-/// memory_efficiency: the best copy bandwidth (read + write) over the GPU's HBM bandwidth.
-/// Throws SpecError naming `flag` when the measurement exceeds the preset's bandwidth.
+/// The share of a device copy's bandwidth that a training step's memory-bound kernels reach
+/// (softmax, norms, activations, dropout, casts, the optimizer: framework kernels, not tuned
+/// streaming loops). On one A100 40GB SXM both are published: Megatron's and PyTorch's unfused
+/// attention forward, which streams its score matrices, fits memory_efficiency 0.70 (FlashAttention,
+/// Dao et al. 2022, App. E.6 Tables 18-19; docs/research/unfused-attention-a100.md) where a copy
+/// reaches 1,311 of 1,555 GB/s (0.843, pc2/GPUInspector.jl docs/src/devices/a100_sxm2.md):
+/// 0.70 / 0.843 = 0.83.
+inline constexpr double kKernelShareOfCopy = 0.83;
+
+/// memory_efficiency: the best copy bandwidth (read + write) over the GPU's HBM bandwidth, times
+/// kKernelShareOfCopy. Throws SpecError naming `flag` when the copy exceeds the preset's bandwidth.
 [[nodiscard]] double fit_memory_efficiency(const std::vector<spec::CopyPoint>& points, BytesPerSecond hbm,
                                            const std::string& flag);
 

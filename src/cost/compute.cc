@@ -24,9 +24,20 @@ void gemm_backward(std::vector<Op>& out, const Op& f) {
   out.push_back(gemm(f.name + ".dgrad", f.m, f.k, f.n, f.batch, f.elem_bytes));
   out.back().kernels = f.kernels;
   out.back().bf16_only = f.bf16_only;
+  out.back().strided_batch = f.strided_batch;
   out.push_back(gemm(f.name + ".wgrad", f.k, f.n, f.m, f.batch, f.elem_bytes));
   out.back().kernels = f.kernels;
   out.back().bf16_only = f.bf16_only;
+  out.back().strided_batch = f.strided_batch;
+}
+
+// Megatron's core attention multiplies every (sequence, head) pair's matrices in one
+// torch.baddbmm / torch.bmm call (megatron/core/transformer/dot_product_attention.py).
+Op batched_gemm(std::string name, double m, double n, double k, double batch) {
+  Op op = gemm(std::move(name), m, n, k, batch, kAct);
+  op.bf16_only = true;  // outside Transformer Engine's autocast
+  op.strided_batch = true;
+  return op;
 }
 
 Op memory(std::string name, double elements, double bytes_per_element, double kernels = 1) {
@@ -87,18 +98,15 @@ void flash(std::vector<Op>& out, const LayerShape& s, bool backward) {
 // Without attention dropout PyTorch's dropout returns its input (ATen Dropout.cpp): no kernel.
 void unfused_forward(std::vector<Op>& out, const LayerShape& s) {
   double bh = s.batch * s.heads, sq = s.seq / s.cp, scores = bh * sq * s.seq;
-  out.push_back(gemm("attn.qk", sq, s.seq, s.head_dim, bh, kAct));
-  out.back().bf16_only = true;  // Megatron's core attention: torch baddbmm/bmm, outside TE's autocast
+  out.push_back(batched_gemm("attn.qk", sq, s.seq, s.head_dim, bh));
   out.push_back(memory("attn.softmax", scores, 2 * kAct));
   if (s.attention_dropout) out.push_back(memory("attn.dropout", scores, 2 * kAct + 1));
-  out.push_back(gemm("attn.av", sq, s.head_dim, s.seq, bh, kAct));
-  out.back().bf16_only = true;
+  out.push_back(batched_gemm("attn.av", sq, s.head_dim, s.seq, bh));
 }
 
 void unfused_backward(std::vector<Op>& out, const LayerShape& s) {
   double bh = s.batch * s.heads, sq = s.seq / s.cp, scores = bh * sq * s.seq;
-  Op av = gemm("attn.av", sq, s.head_dim, s.seq, bh, kAct), qk = gemm("attn.qk", sq, s.seq, s.head_dim, bh, kAct);
-  av.bf16_only = qk.bf16_only = true;
+  Op av = batched_gemm("attn.av", sq, s.head_dim, s.seq, bh), qk = batched_gemm("attn.qk", sq, s.seq, s.head_dim, bh);
   gemm_backward(out, av);
   if (s.attention_dropout) out.push_back(memory("attn.dropout.bwd", scores, 2 * kAct + 1));
   out.push_back(memory("attn.softmax.bwd", scores, 3 * kAct));
@@ -281,7 +289,8 @@ OpTiming op_timing(const Op& op, const ComputeContext& ctx) {
   if (op.kind == OpKind::gemm) {
     bool low = ctx.precision == Dtype::fp8 || ctx.precision == Dtype::fp4;
     Dtype d = op.bf16_only && low ? Dtype::bf16 : ctx.precision;
-    t.efficiency = gemm_efficiency(cal, d, op.m, op.n, op.k, op.epilogue, ctx.gpu->name);
+    double rows = op.strided_batch ? op.m * op.batch : op.m;  // one grid of every matrix's tiles
+    t.efficiency = gemm_efficiency(cal, d, rows, op.n, op.k, op.epilogue, ctx.gpu->name);
     FlopsPerSecond peak = ctx.gpu->peak(d);
     if (peak.value() <= 0) peak = ctx.gpu->peak(Dtype::bf16);
     t.compute = op.flops / (peak * t.efficiency * op.sm_share);
@@ -351,12 +360,12 @@ QuantCost quant_cost(spec::Dtype precision, spec::Fp8Recipe r, bool transpose, P
       return transpose ? QuantCost{6, 3} : QuantCost{5, 2};
     case spec::Fp8Recipe::mxfp8:
       // Row- and column-wise copies with a scale per 32 elements: read 2, write 2 x (1 + 1/32) =
-      // 4.06 B moved, but TE's cast runs below the streaming rate: both copies of a bf16 8192 x 8192
-      // tensor take 52.34 us on a B200 (ROCm/TransformerEngine PR #598, "B200 (us)" column, MXFP8
-      // CAST_ONLY), 5.2 TB/s: what 4.9 B per element cost at the B200 profile's 0.85 x 7.7 TB/s plus
-      // its 2 us per kernel (tests/cost/compute_test.cc).
+      // 4.06 B moved. Both copies of a bf16 8192 x 8192 tensor take 52.34 us on a B200
+      // (ROCm/TransformerEngine PR #598, "B200 (us)" column, MXFP8 CAST_ONLY): those bytes at the
+      // B200 profile's 0.70 x 7.7 TB/s plus its 2 us per kernel give 52.6 us
+      // (tests/cost/compute_test.cc).
       if (p == Producer::activation) return {1.0 / 16, 0};
-      return {4.9, 1};
+      return {2 + 2 * (1 + 1.0 / 32), 1};
   }
   return {};
 }
@@ -539,9 +548,10 @@ Op cross_entropy_op(double logits, spec::CrossEntropy ce, bool backward) {
   // benchmark/scripts/benchmark_megatron_cross_entropy.py, whose backward rows include the forward):
   // unfused forward 15.82 ms, backward 21.25 - 15.82 = 5.43 ms; fused (fusions/fused_cross_entropy.py) 11.80 and 6.14;
   // F.cross_entropy on .float() logits 8.81 and 9.03. Each is written as the bytes that take that
-  // long at dgx-h100's memory rate (0.85 x 3.35 TB/s: t x 2.8475e12 / 1.0737e9). Counting the unfused
+  // long at dgx-h100's memory rate (0.70 x 3.35 TB/s: t x 2.345e12 / 1.0737e9). Counting the unfused
   // path's passes over the fp32 copy gives 38 B forward (cast 2+4, max 4, subtract 8, exp 8, sum 4,
-  // divide 8) and 14 backward (multiply 8, cast to bf16 4+2): 10% and 2% under the measurement.
+  // divide 8) and 14 backward (multiply 8, cast to bf16 4+2): these eager kernels stream at 0.77 and
+  // 0.83 of the HBM rate, above the profile's average for a step's memory-bound kernels.
   // The fused functions are torch.compile'd (megatron/core/jit.py: jit_fuser on torch >= 2.2) and the
   // benchmark sweeps six vocabulary sizes, so dynamo may have compiled them for dynamic shapes: the
   // fused figure is an upper bound. No stack defaults to it.
@@ -554,10 +564,10 @@ Op cross_entropy_op(double logits, spec::CrossEntropy ce, bool backward) {
   };
   Cost c{};
   switch (ce) {
-    case spec::CrossEntropy::unfused: c = {41.9, 14.4, 6, 2}; break;
-    case spec::CrossEntropy::native: c = {31.3, 16.3, 4, 2}; break;
+    case spec::CrossEntropy::unfused: c = {34.5, 11.9, 6, 2}; break;
+    case spec::CrossEntropy::native: c = {25.8, 13.4, 4, 2}; break;
     case spec::CrossEntropy::te: c = {2, 4, 2, 1}; break;
-    case spec::CrossEntropy::torch: c = {23.4, 23.9, 4, 3}; break;
+    case spec::CrossEntropy::torch: c = {19.3, 19.7, 4, 3}; break;
   }
   return backward ? memory("cross_entropy.bwd", logits, c.backward, c.kernels_bwd)
                   : memory("cross_entropy", logits, c.forward, c.kernels_fwd);
@@ -598,12 +608,43 @@ Op list_collective_copies_op(double params, double ranks) {
   return memory("list collective copies", params, 2 * kAct, ranks);
 }
 
-Op optimizer_op(double params, spec::Optimizer opt) {
-  // Adam (Megatron FusedAdam, multi-tensor apply): read fp32 grad, read+write fp32 master, m and
-  // v, write 16-bit param = 4 + 8*3 + 2 = 30 bytes; plus the grad-norm pass (read 4). SGD with
-  // momentum: 4 + 8*2 + 2 + 4 = 26.
-  double per_param = opt == spec::Optimizer::adam ? 34.0 : 26.0;
-  return memory("optimizer", params, per_param, 2);
+// Bytes per parameter of each pass (r = read, w = write; fp32 master weights, Adam's m and v):
+// - the update: gradient r (fp32, or the 16-bit bucket for apex) + master r/w 8 + Adam m, v r/w 16
+//   (SGD: momentum r/w 8);
+// - megatron (MixedPrecisionOptimizer.step, megatron/core/optimizer/optimizer.py):
+//   _copy_model_grads_to_main_grads makes fp32 copies of 16-bit main grads (`.float()`: r 2, w 4;
+//   free when they are fp32 already); fp16's loss scaler then unscales them and checks for inf/NaN
+//   (torch._amp_foreach_non_finite_check_and_unscale_: r/w 8); clip_grad_norm reads them (4);
+//   the fused Adam (apex/TE FusedAdam, multi_tensor_adam) updates; _copy_main_params_to_model_params
+//   reads the master weights again and writes the model's parameters (r 4, w 2; 1 in fp8);
+// - apex_distributed (apex contrib DistributedFusedAdam, NeMo 1.x): clip_grad_norm reads the
+//   16-bit gradient buckets (2); multi_tensor_adam_param_remainder (or _capturable_master) reads
+//   the bucket's gradient (2), unscales in-kernel and writes the parameter in the same kernel: with
+//   remainders the bf16 parameter and its 16-bit remainder r/w 8 stand for the master's 8;
+// - torch (torch.optim.AdamW over FSDP's fp32 shards): clip_grad_norm_ reads the fp32 grads (4)
+//   and always multiplies them by the clamped coefficient (r/w 8); the fused step writes the fp32
+//   parameter in place (no copy).
+double optimizer_bytes_per_param(const spec::Training& t, spec::OptimizerImpl impl) {
+  double state = t.optimizer == spec::Optimizer::adam ? 16.0 : 8.0;  // m and v, or momentum, r/w
+  double model_param = t.fp8_params ? 1.0 : 2.0;
+  switch (impl) {
+    case spec::OptimizerImpl::apex_distributed: {
+      double grad = spec::dtype_bytes(t.grad_dtype);
+      return grad /* norm */ + grad + 8.0 + state + (t.param_remainders ? 0.0 : model_param);
+    }
+    case spec::OptimizerImpl::torch: return 4.0 + 8.0 + (4.0 + 8.0 + state);
+    case spec::OptimizerImpl::megatron: break;
+  }
+  double copy = t.grad_dtype == Dtype::fp32 ? 0.0 : spec::dtype_bytes(t.grad_dtype) + 4.0;
+  double unscale = t.precision == Dtype::fp16 ? 8.0 : 0.0;
+  return copy + unscale + 4.0 /* norm */ + (4.0 + 8.0 + state) + (4.0 + model_param);
+}
+
+Op optimizer_op(double params, const spec::Training& t, spec::OptimizerImpl impl) {
+  double passes = impl == spec::OptimizerImpl::megatron
+                      ? 3.0 + (t.grad_dtype != Dtype::fp32) + (t.precision == Dtype::fp16)
+                      : 2.0;
+  return memory("optimizer", params, optimizer_bytes_per_param(t, impl), passes);
 }
 
 }  // namespace dtsim::cost

@@ -38,6 +38,11 @@ struct Op {
   /// GEMM outside Transformer Engine's fp8/fp4 autocast (Megatron-Core's LM head and MoE router):
   /// it runs in bf16 whatever the run's precision.
   bool bf16_only = false;
+  /// GEMM: the `batch` matrices are one strided-batched kernel (torch.bmm / baddbmm: cuBLAS
+  /// gemmStridedBatched), whose grid holds every matrix's output tiles at once, so tile
+  /// parallelism (the curve's mn term) sees batch x m x n; otherwise each of the batch is priced
+  /// as its own launch (TP-overlap chunks run one after another).
+  bool strided_batch = false;
 };
 
 /// How Transformer Engine's userbuffer TP overlap reshapes the layer's GEMMs (TE
@@ -181,7 +186,10 @@ struct LoraTarget {
 /// one copy kernel per rank.
 [[nodiscard]] Op list_collective_copies_op(double params, double ranks);
 /// Optimizer step over `params` locally owned parameters (Adam or SGD with momentum, fp32
-/// master weights; multi-tensor apply kernels), memory-bound.
-[[nodiscard]] Op optimizer_op(double params, spec::Optimizer opt);
+/// master weights; multi-tensor apply kernels) as the stack's optimizer runs it (spec::OptimizerImpl:
+/// which passes, over which gradient type), memory-bound.
+[[nodiscard]] Op optimizer_op(double params, const spec::Training& t, spec::OptimizerImpl impl);
+/// Bytes per parameter the optimizer step moves (optimizer_op's traffic).
+[[nodiscard]] double optimizer_bytes_per_param(const spec::Training& t, spec::OptimizerImpl impl);
 
 }  // namespace dtsim::cost

@@ -63,7 +63,8 @@ std::string calibrate_report(const calibrate::Fitted& f, const spec::Gpu& gpu, b
   }
   if (f.memory_efficiency)
     out += "\nmemory_efficiency " + fixed(*f.memory_efficiency, 3) + ": best copy " + fixed(f.best_copy_gb_per_s, 0) +
-           " GB/s (read + write) of " + fixed(gpu.hbm_bandwidth.value() / 1e9, 0) + " GB/s\n";
+           " GB/s (read + write) of " + fixed(gpu.hbm_bandwidth.value() / 1e9, 0) + " GB/s, times " +
+           fixed(calibrate::kKernelShareOfCopy, 2) + ", the share of a copy's rate that training's memory-bound kernels reach\n";
   out += "\nprofile fields (the \"compute\" section of a calibration profile, calibration/README.md):\n" +
          spec::json_text(profile_compute(f)) + "\n";
   return out;

@@ -38,6 +38,7 @@ nlohmann::json config_json(const JobView& j) {
           {"overlap_p2p_comm", j.software.overlap_p2p_comm}, {"fp8_recipe", spec::to_string(j.software.fp8_recipe)},
           {"cuda_graphs", spec::to_string(j.software.cuda_graphs)},
           {"cross_entropy", spec::to_string(j.software.cross_entropy)},
+          {"optimizer_impl", spec::to_string(j.software.optimizer_impl)},
           {"tp_overlap_rs", spec::to_string(j.software.tp_overlap_rs)}, {"network", j.network},
           {"engine", j.engine}, {"stage_layers", cost::stage_layers(*j.model, j.par)}};
 }
@@ -76,7 +77,7 @@ std::string layout_line(const JobView& j) {
          (j.software.overlap_param_gather ? "on" : "off") + ", overlap-p2p-comm " +
          (j.software.overlap_p2p_comm ? "on" : "off") + ", cuda-graphs " + spec::to_string(j.software.cuda_graphs) +
          ", cross-entropy " + spec::to_string(j.software.cross_entropy) +
-         " (calibration " + j.calibration + ")\n" +
+         ", optimizer " + spec::to_string(j.software.optimizer_impl) + " (calibration " + j.calibration + ")\n" +
          (j.engine == "events"
               ? "  engine   events: " +
                     (j.network == "analytical"

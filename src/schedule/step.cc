@@ -433,7 +433,7 @@ void Builder::finish_step() {
                        ? params.dense / dp + params.expert / static_cast<double>(s_.par.expert_dp())
                        : params.total();
     cost::ComputeContext ctx = compute_context(s_);
-    Seconds opt_time = cost::op_time(cost::optimizer_op(owned, s_.train.optimizer), ctx);
+    Seconds opt_time = cost::op_time(cost::optimizer_op(owned, s_.train, s_.software.optimizer_impl), ctx);
     Task opt{.stream = ss.compute, .kind = TaskKind::compute,
              .cost = out_.graph.add_cost({{Category::optimizer, to_sim_time(opt_time)}}), .label = {Label::Kind::optimizer}};
     TaskId o = out_.graph.add_task(opt);

@@ -56,6 +56,8 @@ Software read_software(ObjectReader r) {
   s.param_remainders = r.optional_boolean("param_remainders").value_or(false);
   s.cross_entropy =
       static_cast<CrossEntropy>(r.optional_choice("cross_entropy", {"unfused", "native", "te", "torch"}).value_or(0));
+  s.optimizer_impl = static_cast<OptimizerImpl>(
+      r.optional_choice("optimizer_impl", {"megatron", "apex_distributed", "torch"}).value_or(0));
   if (auto g = r.optional_string("cuda_graphs")) s.cuda_graphs = parse_cuda_graphs(*g, r.where("cuda_graphs"));
   if (auto o = r.optional_string("tp_overlap_rs")) s.tp_overlap_rs = parse_tp_overlap_rs(*o, r.where("tp_overlap_rs"));
   r.finish();
@@ -191,6 +193,15 @@ const char* to_string(CrossEntropy c) {
     case CrossEntropy::native: return "native";
     case CrossEntropy::te: return "te";
     case CrossEntropy::torch: return "torch";
+  }
+  return "?";
+}
+
+const char* to_string(OptimizerImpl o) {
+  switch (o) {
+    case OptimizerImpl::megatron: return "megatron";
+    case OptimizerImpl::apex_distributed: return "apex_distributed";
+    case OptimizerImpl::torch: return "torch";
   }
   return "?";
 }

@@ -60,6 +60,18 @@ enum class MoeDispatcher { alltoall, allgather, flex };
 /// whole vocabulary in fp32 (torchtitan, Hugging Face). cost::cross_entropy_op prices each.
 enum class CrossEntropy { unfused, native, te, torch };
 
+/// How a stack's optimizer step runs over the parameters it owns, pass by pass (cost::optimizer_op
+/// prices each): `megatron` -- Megatron's MixedPrecisionOptimizer.step (megatron/core/optimizer/
+/// optimizer.py, and Megatron-LM before it): the main grads copied to fp32 when they are 16-bit,
+/// unscaled and checked for inf/NaN under fp16's loss scaler, the fp32 gradient norm, the fused
+/// Adam step on fp32 master weights, then the master weights copied back to the 16-bit model
+/// parameters -- each a separate multi-tensor pass; `apex_distributed` -- apex's
+/// DistributedFusedAdam (NeMo 1.x): the norm over the 16-bit gradient buckets, then one fused kernel
+/// that unscales, steps and writes the 16-bit parameter (and its remainder); `torch` --
+/// torch.optim.AdamW over fp32 parameters (FSDP's sharded fp32 copies) after
+/// torch.nn.utils.clip_grad_norm_, which always rescales the gradients.
+enum class OptimizerImpl { megatron, apex_distributed, torch };
+
 /// Which parts of a step a stack captures in CUDA graphs (Megatron-Core cuda_graph_impl with
 /// cuda_graph_scope; Transformer Engine make_graphed_callables): captured work costs no host time.
 struct CudaGraphs {
@@ -118,6 +130,7 @@ struct Software {
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
   CrossEntropy cross_entropy = CrossEntropy::unfused;
+  OptimizerImpl optimizer_impl = OptimizerImpl::megatron;
   /// The distributed optimizer stores bf16 parameters' fp32 remainders, not fp32 master copies
   /// (NeMo 1.x sets apex DistributedFusedAdam's store_param_remainders for bf16 models).
   bool param_remainders = false;
@@ -177,6 +190,7 @@ inline constexpr const char* kDefaultFramework = "megatron-core";
 [[nodiscard]] const char* to_string(Fp8Recipe r);
 [[nodiscard]] const char* to_string(MoeDispatcher d);
 [[nodiscard]] const char* to_string(CrossEntropy c);
+[[nodiscard]] const char* to_string(OptimizerImpl o);
 /// "none", "full_iteration", or the captured scopes joined by ",": "attn,moe_router".
 [[nodiscard]] std::string to_string(const CudaGraphs& g);
 /// Parses that form (what stack files, recipes and --cuda-graphs write); throws SpecError naming
