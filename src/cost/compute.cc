@@ -618,9 +618,10 @@ Op list_collective_copies_op(double params, double ranks) {
 //   the fused Adam (apex/TE FusedAdam, multi_tensor_adam) updates; _copy_main_params_to_model_params
 //   reads the master weights again and writes the model's parameters (r 4, w 2; 1 in fp8);
 // - apex_distributed (apex contrib DistributedFusedAdam, NeMo 1.x): clip_grad_norm reads the
-//   16-bit gradient buckets (2); multi_tensor_adam_param_remainder (or _capturable_master) reads
-//   the bucket's gradient (2), unscales in-kernel and writes the parameter in the same kernel: with
-//   remainders the bf16 parameter and its 16-bit remainder r/w 8 stand for the master's 8;
+//   16-bit gradient buckets (2); distributed_adam_cuda.multi_tensor_fused_adam (or
+//   _with_param_remainders: tensor lists p_in, p_rem, m, v, g, p_out) reads the bucket's gradient
+//   (2), unscales in-kernel and writes the parameter in the same kernel: with remainders the bf16
+//   parameter and its 16-bit remainder r/w 8 stand for the master's 8;
 // - torch (torch.optim.AdamW over FSDP's fp32 shards): clip_grad_norm_ reads the fp32 grads (4)
 //   and always multiplies them by the clamped coefficient (r/w 8); the fused step writes the fp32
 //   parameter in place (no copy).
