@@ -70,10 +70,58 @@ Flops total_flops(const std::vector<Op>& ops) {
 // layers.py LinearWithGradAccumulationAndAsyncCommunication) issues the column-parallel layers'
 // (QKV, FC1) input-gradient all-reduce, or with SP their reduce-scatter, asynchronously and runs
 // their weight-gradient GEMMs meanwhile: that part hides behind `column_wgrads`.
+//
+// Forward with TP overlap and SP, collective by collective as Transformer Engine pipelines them
+// (transformer_engine/common/comm_gemm_overlap/comm_gemm_overlap.cpp): the all-gathers before QKV
+// and FC1 and a ring-exchange reduce-scatter trade one chunk with a neighbour per step while the
+// previous chunk's GEMM runs (split_overlap_ag_p2p / split_overlap_rs_p2p: tp GEMM chunks, tp-1
+// exchanges, each exposed only where it outlasts its GEMM chunk); a pipelined reduce-scatter
+// (split_overlap_rs, "pipeline" in a ub config) reduce-scatters chunk i while chunk i+1 multiplies
+// and runs the last chunk's after the last GEMM, which the main stream waits for: that chunk is
+// exposed whole. Collectives of GEMMs the layer does not pipeline (an MoE layer's experts) hide
+// behind the pass's other GEMMs, as before.
+Seconds tp_forward_overlap(const StepSpec& s, const CommPricer& net, Bytes act, const std::vector<Op>& fwd, const cost::ComputeContext& ctx) {
+  cost::TpOverlapShape o = cost::tp_overlap_shape(s.par.tp, true, s.cluster->gpu.sm_count, s.software.tp_overlap_rs);
+  double tp = static_cast<double>(s.par.tp);
+  Seconds gather = net.time({Comm::Op::all_gather, Group::tp, act});
+  Seconds scatter = net.time({Comm::Op::reduce_scatter, Group::tp, act});
+  auto ring = [&](Seconds comm, Seconds gemm) {  // tp chunks, tp-1 exchanges
+    return (tp - 1) * std::max(Seconds{0}, comm / (tp - 1) - gemm / tp);
+  };
+  auto pipeline = [&](double splits, Seconds gemm) {  // chunk i's reduce-scatter beside GEMM i+1
+    Seconds chunk = net.time({Comm::Op::reduce_scatter, Group::tp, act / splits});
+    return (splits - 1) * std::max(Seconds{0}, chunk - gemm / splits) + chunk;
+  };
+  Seconds exposed{0}, unpaired{0}, others = gemm_time(fwd, ctx);
+  struct Pair {
+    const char* gemm;
+    bool gathers, ring;
+    double splits;
+  };
+  const Pair pairs[] = {{"attn.qkv", true, true, tp},
+                        {"attn.proj", false, o.proj_ring, o.proj_splits},
+                        {"mlp.fc1", true, true, tp},
+                        {"mlp.fc2", false, o.fc2_ring, o.fc2_splits}};
+  for (const Pair& x : pairs) {
+    Seconds comm = x.gathers ? gather : scatter;
+    if (!std::any_of(fwd.begin(), fwd.end(), [&](const Op& op) { return op.name == x.gemm; })) {
+      unpaired += comm;
+      continue;
+    }
+    Seconds g = named_time(fwd, {x.gemm}, ctx);
+    others -= g;
+    exposed += x.gathers || x.ring ? ring(comm, g) : pipeline(x.splits, g);
+  }
+  return exposed + std::max(Seconds{0}, unpaired - std::max(Seconds{0}, others));
+}
+
 void add_tp(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh, Seconds gemms,
-            Seconds column_wgrads, bool backward) {
+            Seconds column_wgrads, bool backward, const std::vector<Op>* fwd = nullptr,
+            const cost::ComputeContext* ctx = nullptr) {
   if (s.par.tp == 1) return;
   Bytes act = bytes(sh.tokens * sh.hidden * 2.0);
+  if (!backward && fwd && ctx && s.software.tp_comm_overlap && s.par.sequence_parallel)
+    return add(p, Category::tp_comm, tp_forward_overlap(s, net, act, *fwd, *ctx));
   Seconds gathers = s.par.sequence_parallel ? net.time({Comm::Op::all_gather, Group::tp, act}) * 2.0 : Seconds{0};
   Seconds reductions = s.par.sequence_parallel ? net.time({Comm::Op::reduce_scatter, Group::tp, act}) * 2.0
                                                : net.time({Comm::Op::all_reduce, Group::tp, act}) * 2.0;
@@ -365,7 +413,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   LayerCost lc;
   Seconds fwd_t = cost::ops_time(fwd, ctx), bwd_t = cost::ops_time(bwd, ctx);
   add(lc.forward, Category::compute, fwd_t);
-  add_tp(lc.forward, s, net, sh, gemm_time(fwd, ctx), Seconds{0}, false);
+  add_tp(lc.forward, s, net, sh, gemm_time(fwd, ctx), Seconds{0}, false, &fwd, &ctx);
   add_tp_amax(lc.forward, s, net, sh);
   add_cp(lc.forward, s, net, sh, attention_time(fwd, ctx), false);
   add_ep(lc.forward, s, net, sh, fwd_t);

@@ -106,6 +106,45 @@ TEST_CASE("schedule::layer_cost: asynchronous TP backward hides the column layer
   CHECK_THAT(seconds(schedule::layer_cost(j.spec(par), net).forward, schedule::Category::tp_comm), WithinRel(2e-6, 1e-9));
 }
 
+TEST_CASE("schedule::layer_cost: a pipelined TP reduce-scatter exposes its last chunk, a ring exchange only its excess",
+          "[schedule]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  Job j;
+  j.sw.tp_comm_overlap = true;
+  spec::Parallel par{.tp = 4, .pp = 8, .dp = 1, .zero_stage = 0, .sequence_parallel = true};
+  auto forward = [&](const char* rs, double t) {
+    j.sw.tp_overlap_rs = spec::parse_tp_overlap_rs(rs, "test");
+    FlatNetwork net(t);
+    return seconds(schedule::layer_cost(j.spec(par), net).forward, schedule::Category::tp_comm);
+  };
+  // Collectives far shorter than their GEMM chunks: Transformer Engine's split_overlap_rs runs the
+  // projection's and FC2's last reduce-scatter chunk after the last GEMM chunk (2 x t); ring
+  // exchanges hide every step behind the next chunk.
+  CHECK_THAT(forward("24,20", 1e-6), WithinRel(2e-6, 1e-9));
+  CHECK_THAT(forward("ring,20", 1e-6), WithinRel(1e-6, 1e-9));
+  CHECK(forward("ring,ring", 1e-6) == 0);
+  // Collectives far longer: each exposes what its tp-1 exchanges (or splits-1 chunks plus the
+  // last) outlast the GEMM chunks beside them, GEMM by GEMM.
+  j.sw.tp_overlap_rs = spec::parse_tp_overlap_rs("ring,ring", "test");
+  schedule::LayerKernels k = schedule::layer_kernels(j.spec(par));
+  double hidden = 0;
+  for (const cost::Op& op : k.forward)
+    if (op.name == "attn.qkv" || op.name == "attn.proj" || op.name == "mlp.fc1" || op.name == "mlp.fc2")
+      hidden += cost::op_time(op, k.ctx).value() * 3.0 / 4.0;
+  CHECK_THAT(forward("ring,ring", 1.0), WithinRel(4.0 - hidden, 1e-9));
+  double proj = 0;
+  for (const cost::Op& op : k.forward)
+    if (op.name == "attn.proj") proj = cost::op_time(op, k.ctx).value();
+  j.sw.tp_overlap_rs = spec::parse_tp_overlap_rs("24,ring", "test");
+  schedule::LayerKernels p = schedule::layer_kernels(j.spec(par));
+  double piped = 0;
+  for (const cost::Op& op : p.forward)
+    if (op.name == "attn.proj") piped = cost::op_time(op, p.ctx).value();
+  // The pipelined projection (4 chunks on 108 SMs): 3 x (1 - piped/4) + 1 in place of the ring's
+  // 3 x (1/3 - proj/4).
+  CHECK_THAT(forward("24,ring", 1.0), WithinRel(4.0 - hidden + 3.0 * proj / 4.0 + 3.0 - 3.0 * piped / 4.0, 1e-9));
+}
+
 TEST_CASE("schedule::layer_cost: a dropless MoE forward waits for its token counts on the host", "[schedule]") {
   setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
   // Qwen3-30B-A3B, EP 8: 16 local experts, so each GroupedLinear issues 48 host ops before its
