@@ -60,78 +60,100 @@ Flops total_flops(const std::vector<Op>& ops) {
 
 // Tensor parallelism per layer and direction: two all-reduces of the b*s/cp x h activation
 // (Shoeybi et al. 2019, Megatron-LM sec. 3), or with SP an all-gather and a reduce-scatter each
-// (Korthikanti et al. sec. 4.2.2: same volume). With TP overlap (Transformer Engine userbuffers)
-// the collectives are pipelined with the GEMMs and only the excess is exposed. What overlap costs
-// the GEMMs is priced in their shapes (cost::TpOverlapShape: chunked rows, reserved SMs) except
-// for the backward's "bulk" reduce-scatters (half the backward volume), which share the SMs with
-// the data-gradient GEMMs: that half slows compute by the calibrated overlap factor.
+// (Korthikanti et al. sec. 4.2.2: same volume). What TP overlap (Transformer Engine userbuffers)
+// costs the GEMMs themselves is priced in their shapes (cost::TpOverlapShape: chunked rows,
+// reserved SMs).
 //
 // Without TE overlap, a stack with asynchronous TP backward (Megatron-LM 2022 on, megatron/mpu/
 // layers.py LinearWithGradAccumulationAndAsyncCommunication) issues the column-parallel layers'
 // (QKV, FC1) input-gradient all-reduce, or with SP their reduce-scatter, asynchronously and runs
-// their weight-gradient GEMMs meanwhile: that part hides behind `column_wgrads`.
+// their weight-gradient GEMMs meanwhile: that part hides behind them.
 //
-// Forward with TP overlap and SP, collective by collective as Transformer Engine pipelines them
-// (transformer_engine/common/comm_gemm_overlap/comm_gemm_overlap.cpp): the all-gathers before QKV
-// and FC1 and a ring-exchange reduce-scatter trade one chunk with a neighbour per step while the
-// previous chunk's GEMM runs (split_overlap_ag_p2p / split_overlap_rs_p2p: tp GEMM chunks, tp-1
-// exchanges, each exposed only where it outlasts its GEMM chunk); a pipelined reduce-scatter
-// (split_overlap_rs, "pipeline" in a ub config) reduce-scatters chunk i while chunk i+1 multiplies
-// and runs the last chunk's after the last GEMM, which the main stream waits for: that chunk is
-// exposed whole. Collectives of GEMMs the layer does not pipeline (an MoE layer's experts) hide
-// behind the pass's other GEMMs, as before.
-Seconds tp_forward_overlap(const StepSpec& s, const CommPricer& net, Bytes act, const std::vector<Op>& fwd, const cost::ComputeContext& ctx) {
+// With TP overlap and SP, collective by collective as Transformer Engine pipelines them
+// (transformer_engine/common/comm_gemm_overlap/comm_gemm_overlap.cpp; the layers' use of them in
+// transformer_engine/pytorch/module/{layernorm_linear,linear}.py):
+// - forward: the all-gathers before QKV and FC1 and a ring-exchange reduce-scatter trade one chunk
+//   with a neighbour per step while the previous chunk's GEMM runs (split_overlap_ag_p2p /
+//   split_overlap_rs_p2p: tp GEMM chunks, tp-1 exchanges, each exposed only where it outlasts its
+//   GEMM chunk); a pipelined reduce-scatter (split_overlap_rs, "pipeline" in a ub config)
+//   reduce-scatters chunk i while chunk i+1 multiplies and runs the last chunk's after the last
+//   GEMM, which the main stream waits for: that chunk is exposed whole;
+// - backward: the projection's and FC2's output gradients are all-gathered by ring exchange beside
+//   their data-gradient GEMMs; QKV's and FC1's saved inputs are all-gathered again beside their
+//   data-gradient GEMMs and the data gradients reduce-scattered beside the weight-gradient GEMMs
+//   ("bulk" overlaps, ub_bulk_dgrad / ub_bulk_wgrad): 4 all-gathers and 2 reduce-scatters. A bulk
+//   collective shares the SMs with its GEMM, which slows by the calibrated overlap factor for
+//   the time they run together.
+// Collectives of GEMMs the layer does not pipeline (an MoE layer's experts) hide behind the pass's
+// other GEMMs (the backward's at the overlap factor).
+Seconds tp_overlap_exposed(const StepSpec& s, const CommPricer& net, Bytes act, const std::vector<Op>& ops,
+                           const cost::ComputeContext& ctx, bool backward) {
   cost::TpOverlapShape o = cost::tp_overlap_shape(s.par.tp, true, s.cluster->gpu.sm_count, s.software.tp_overlap_rs);
-  double tp = static_cast<double>(s.par.tp);
+  double tp = static_cast<double>(s.par.tp), slowdown = s.cal->compute.overlap_slowdown;
   Seconds gather = net.time({Comm::Op::all_gather, Group::tp, act});
   Seconds scatter = net.time({Comm::Op::reduce_scatter, Group::tp, act});
-  auto ring = [&](Seconds comm, Seconds gemm) {  // tp chunks, tp-1 exchanges
-    return (tp - 1) * std::max(Seconds{0}, comm / (tp - 1) - gemm / tp);
-  };
-  auto pipeline = [&](double splits, Seconds gemm) {  // chunk i's reduce-scatter beside GEMM i+1
-    Seconds chunk = net.time({Comm::Op::reduce_scatter, Group::tp, act / splits});
-    return (splits - 1) * std::max(Seconds{0}, chunk - gemm / splits) + chunk;
-  };
-  Seconds exposed{0}, unpaired{0}, others = gemm_time(fwd, ctx);
+  enum class How { ring, pipeline, bulk };
   struct Pair {
     const char* gemm;
-    bool gathers, ring;
+    bool gathers;
+    How how;
     double splits;
   };
-  const Pair pairs[] = {{"attn.qkv", true, true, tp},
-                        {"attn.proj", false, o.proj_ring, o.proj_splits},
-                        {"mlp.fc1", true, true, tp},
-                        {"mlp.fc2", false, o.fc2_ring, o.fc2_splits}};
+  auto way = [](bool ring) { return ring ? How::ring : How::pipeline; };
+  std::vector<Pair> pairs;
+  if (!backward)
+    pairs = {{"attn.qkv", true, How::ring, tp},
+             {"attn.proj", false, way(o.proj_ring), o.proj_splits},
+             {"mlp.fc1", true, How::ring, tp},
+             {"mlp.fc2", false, way(o.fc2_ring), o.fc2_splits}};
+  else
+    pairs = {{"attn.proj.dgrad", true, How::ring, tp}, {"attn.qkv.dgrad", true, How::bulk, 1},
+             {"attn.qkv.wgrad", false, How::bulk, 1},  {"mlp.fc2.dgrad", true, How::ring, tp},
+             {"mlp.fc1.dgrad", true, How::bulk, 1},    {"mlp.fc1.wgrad", false, How::bulk, 1}};
+  Seconds exposed{0}, unpaired{0}, others = gemm_time(ops, ctx);
   for (const Pair& x : pairs) {
     Seconds comm = x.gathers ? gather : scatter;
-    if (!std::any_of(fwd.begin(), fwd.end(), [&](const Op& op) { return op.name == x.gemm; })) {
+    if (std::none_of(ops.begin(), ops.end(), [&](const Op& op) { return op.name == x.gemm; })) {
       unpaired += comm;
       continue;
     }
-    Seconds g = named_time(fwd, {x.gemm}, ctx);
+    Seconds g = named_time(ops, {x.gemm}, ctx);
     others -= g;
-    exposed += x.gathers || x.ring ? ring(comm, g) : pipeline(x.splits, g);
+    switch (x.how) {
+      case How::ring:  // tp chunks, tp-1 exchanges
+        exposed += (tp - 1) * std::max(Seconds{0}, comm / (tp - 1) - g / tp);
+        break;
+      case How::pipeline: {  // chunk i's reduce-scatter beside GEMM i+1, the last one after
+        Seconds chunk = net.time({Comm::Op::reduce_scatter, Group::tp, act / x.splits});
+        exposed += (x.splits - 1) * std::max(Seconds{0}, chunk - g / x.splits) + chunk;
+        break;
+      }
+      case How::bulk:
+        exposed += std::max(Seconds{0}, comm - g) + std::min(comm, g) * slowdown;
+        break;
+    }
   }
-  return exposed + std::max(Seconds{0}, unpaired - std::max(Seconds{0}, others));
+  Seconds hidden = std::min(unpaired, std::max(Seconds{0}, others));
+  return exposed + unpaired - hidden + (backward ? hidden * slowdown : Seconds{0});
 }
 
-void add_tp(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh, Seconds gemms,
-            Seconds column_wgrads, bool backward, const std::vector<Op>* fwd = nullptr,
-            const cost::ComputeContext* ctx = nullptr) {
+void add_tp(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh,
+            const std::vector<Op>& ops, const cost::ComputeContext& ctx, bool backward) {
   if (s.par.tp == 1) return;
   Bytes act = bytes(sh.tokens * sh.hidden * 2.0);
-  if (!backward && fwd && ctx && s.software.tp_comm_overlap && s.par.sequence_parallel)
-    return add(p, Category::tp_comm, tp_forward_overlap(s, net, act, *fwd, *ctx));
+  if (s.software.tp_comm_overlap && s.par.sequence_parallel)
+    return add(p, Category::tp_comm, tp_overlap_exposed(s, net, act, ops, ctx, backward));
   Seconds gathers = s.par.sequence_parallel ? net.time({Comm::Op::all_gather, Group::tp, act}) * 2.0 : Seconds{0};
   Seconds reductions = s.par.sequence_parallel ? net.time({Comm::Op::reduce_scatter, Group::tp, act}) * 2.0
                                                : net.time({Comm::Op::all_reduce, Group::tp, act}) * 2.0;
   Seconds comm = gathers + reductions;
   if (!s.software.tp_comm_overlap) {
     if (!backward || !s.software.tp_async_backward) return add(p, Category::tp_comm, comm);
-    Seconds hidden = std::min(reductions, column_wgrads);
+    Seconds hidden = std::min(reductions, named_time(ops, {"attn.qkv.wgrad", "mlp.fc1.wgrad"}, ctx));
     return add(p, Category::tp_comm, comm - hidden + hidden * s.cal->compute.overlap_slowdown);
   }
-  Seconds hidden = std::min(comm, gemms);
+  // Userbuffers overlap without SP (all-reduces): hidden behind the pass's GEMMs.
+  Seconds hidden = std::min(comm, gemm_time(ops, ctx));
   double shared = backward ? 0.5 : 0.0;
   add(p, Category::tp_comm, comm - hidden + hidden * shared * s.cal->compute.overlap_slowdown);
 }
@@ -413,7 +435,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   LayerCost lc;
   Seconds fwd_t = cost::ops_time(fwd, ctx), bwd_t = cost::ops_time(bwd, ctx);
   add(lc.forward, Category::compute, fwd_t);
-  add_tp(lc.forward, s, net, sh, gemm_time(fwd, ctx), Seconds{0}, false, &fwd, &ctx);
+  add_tp(lc.forward, s, net, sh, fwd, ctx, false);
   add_tp_amax(lc.forward, s, net, sh);
   add_cp(lc.forward, s, net, sh, attention_time(fwd, ctx), false);
   add_ep(lc.forward, s, net, sh, fwd_t);
@@ -438,8 +460,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   }
   add(lc.backward, Category::compute, bwd_t);
   add_tp_amax(lc.backward, s, net, sh);
-  add_tp(lc.backward, s, net, sh, gemm_time(bwd, ctx), named_time(bwd, {"attn.qkv.wgrad", "mlp.fc1.wgrad"}, ctx),
-         true);
+  add_tp(lc.backward, s, net, sh, bwd, ctx, true);
   add_cp(lc.backward, s, net, sh, attention_time(bwd, ctx), true);
   add_ep(lc.backward, s, net, sh, bwd_t);
   add_zero3(lc.backward, s, net, sh, layer_params, bwd_t, true, ctx);

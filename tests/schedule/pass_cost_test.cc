@@ -106,7 +106,7 @@ TEST_CASE("schedule::layer_cost: asynchronous TP backward hides the column layer
   CHECK_THAT(seconds(schedule::layer_cost(j.spec(par), net).forward, schedule::Category::tp_comm), WithinRel(2e-6, 1e-9));
 }
 
-TEST_CASE("schedule::layer_cost: a pipelined TP reduce-scatter exposes its last chunk, a ring exchange only its excess",
+TEST_CASE("schedule::layer_cost: TP overlap collective by collective: a pipelined reduce-scatter exposes its last chunk",
           "[schedule]") {
   setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
   Job j;
@@ -143,6 +143,12 @@ TEST_CASE("schedule::layer_cost: a pipelined TP reduce-scatter exposes its last 
   // The pipelined projection (4 chunks on 108 SMs): 3 x (1 - piped/4) + 1 in place of the ring's
   // 3 x (1/3 - proj/4).
   CHECK_THAT(forward("24,ring", 1.0), WithinRel(4.0 - hidden + 3.0 * proj / 4.0 + 3.0 - 3.0 * piped / 4.0, 1e-9));
+  // Backward: the projection's and FC2's gradient all-gathers by ring exchange (hidden), and four
+  // bulk collectives beside QKV's and FC1's GEMMs -- their inputs all-gathered again for the weight
+  // gradients, their data gradients reduce-scattered -- each slowing its GEMM while it runs.
+  FlatNetwork net(1e-6);
+  double backward = seconds(schedule::layer_cost(j.spec(par), net).backward, schedule::Category::tp_comm);
+  CHECK_THAT(backward, WithinRel(4e-6 * j.cal.compute.overlap_slowdown, 1e-9));
 }
 
 TEST_CASE("schedule::layer_cost: a dropless MoE forward waits for its token counts on the host", "[schedule]") {
