@@ -150,7 +150,11 @@ void add_tp(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
   if (!s.software.tp_comm_overlap) {
     if (!backward || !s.software.tp_async_backward) return add(p, Category::tp_comm, comm);
     Seconds hidden = std::min(reductions, named_time(ops, {"attn.qkv.wgrad", "mlp.fc1.wgrad"}, ctx));
-    return add(p, Category::tp_comm, comm - hidden + hidden * s.cal->compute.overlap_slowdown);
+    // With SP the column layers' inputs are all-gathered again for their weight gradients,
+    // asynchronously beside their data-gradient GEMMs (same Megatron-LM function).
+    Seconds regather = std::min(gathers, named_time(ops, {"attn.qkv.dgrad", "mlp.fc1.dgrad"}, ctx));
+    return add(p, Category::tp_comm,
+               comm - hidden + (hidden + regather) * s.cal->compute.overlap_slowdown + gathers - regather);
   }
   // Userbuffers overlap without SP (all-reduces): hidden behind the pass's GEMMs.
   Seconds hidden = std::min(comm, gemm_time(ops, ctx));
