@@ -39,14 +39,19 @@ spec::Stack case_stack(const spec::ValidationCase& vc, const std::string& file, 
     return spec::load_stack(spec::kDefaultFramework);
   }
   std::vector<std::string> known = spec::stack_names();
-  if (std::find(known.begin(), known.end(), *f.name) == known.end()) {
-    notes.push_back("framework " + *f.name + " has no stack profile (calibration/stacks/): simulated as " +
-                    spec::kDefaultFramework + " (latest)");
-    return spec::load_stack(spec::kDefaultFramework);
+  std::string name = *f.name;
+  if (std::find(known.begin(), known.end(), name) == known.end()) {
+    std::optional<std::string> family = spec::stack_for_alias(name);
+    if (!family) {
+      notes.push_back("framework " + name + " has no stack profile (calibration/stacks/): simulated as " +
+                      spec::kDefaultFramework + " (latest)");
+      return spec::load_stack(spec::kDefaultFramework);
+    }
+    name = *family;
   }
-  spec::Stack s = spec::find_stack(*f.name, f.version, f.date, file + ":" + vc.pointer + "/framework/name");
+  spec::Stack s = spec::find_stack(name, f.version, f.date, file + ":" + vc.pointer + "/framework/name");
   notes.push_back("stack " + s.label() + " (framework " + *f.name + (f.version ? " " + *f.version : "") +
-                  (f.date ? ", " + *f.date : "") + ")");
+                  (f.date ? ", " + *f.date : "") + (name != *f.name ? "; " + name + " lists it as an alias" : "") + ")");
   return s;
 }
 

@@ -245,6 +245,17 @@ StackFamily parse_stack_family(const std::string& text, const std::string& file)
   StackFamily f;
   f.name = r.string("name");
   r.skip("description");
+  if (r.has("aliases")) {
+    const nlohmann::json& a = r.array("aliases");
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      std::string where = file + ":" + r.pointer("aliases") + "/" + std::to_string(i);
+      if (!a[i].is_string() || a[i].get<std::string>().empty())
+        throw SpecError(where, "expected a framework name (a non-empty string), got " + a[i].dump());
+      f.aliases.push_back(a[i].get<std::string>());
+    }
+  } else {
+    r.skip("aliases");
+  }
   const nlohmann::json& versions = r.array("versions");
   r.finish();
   if (versions.empty()) r.fail("versions", "expected at least one version, got an empty array");
@@ -264,6 +275,9 @@ StackFamily parse_stack_family(const std::string& text, const std::string& file)
 Stack load_stack(const std::string& spec, const std::string& flag) {
   auto at = spec.find('@');
   std::string name = spec.substr(0, at);
+  std::vector<std::string> files = stack_names();
+  if (std::find(files.begin(), files.end(), name) == files.end())
+    if (auto family = stack_for_alias(name)) name = *family;
   StackFamily f = load_family(name, flag);
   if (at == std::string::npos) return f.versions.back();
   std::string v = spec.substr(at + 1);
@@ -304,5 +318,13 @@ Stack find_stack(const std::string& name, const std::optional<std::string>& vers
 }
 
 std::vector<std::string> stack_names() { return preset_names("calibration/stacks"); }
+
+std::optional<std::string> stack_for_alias(const std::string& name) {
+  for (const std::string& n : stack_names()) {
+    StackFamily f = load_family(n, "calibration/stacks/" + n + ".json");
+    if (std::find(f.aliases.begin(), f.aliases.end(), name) != f.aliases.end()) return f.name;
+  }
+  return std::nullopt;
+}
 
 }  // namespace dtsim::spec

@@ -179,6 +179,9 @@ struct Stack {
 /// A stack file: every version, oldest first.
 struct StackFamily {
   std::string name;
+  /// Other names validation files and users give the same software ("torchtitan" for
+  /// pytorch-fsdp): a case naming one runs on this family.
+  std::vector<std::string> aliases;
   std::vector<Stack> versions;
 };
 
@@ -229,5 +232,8 @@ inline constexpr const char* kDefaultFramework = "megatron-core";
 
 /// Stack names with a file in calibration/stacks/, sorted.
 [[nodiscard]] std::vector<std::string> stack_names();
+
+/// The stack file whose `aliases` list `name`, if one does ("torchtitan" -> "pytorch-fsdp").
+[[nodiscard]] std::optional<std::string> stack_for_alias(const std::string& name);
 
 }  // namespace dtsim::spec

@@ -298,10 +298,11 @@ TEST_CASE("cli validate: a file of incomplete cases reports every one of them, e
                                              one("no-layers", "null", "dgx-a100", "fp16", "megatron-lm") + "," +
                                              one("no-cluster", "24", "dgx-z1", "fp16", "megatron-lm") + "," +
                                              one("fp4", "24", "dgx-a100", "fp4", "megatron-lm") + "," +
-                                             one("other-stack", "24", "dgx-a100", "fp16", "colossalai") + ", 7]}");
+                                             one("other-stack", "24", "dgx-a100", "fp16", "colossalai") + "," +
+                                             one("alias", "24", "dgx-a100", "fp16", "megatron") + ", 7]}");
   json j = run_json("validate '" + path + "' --json");
   const json& c = j.at("cases");
-  REQUIRE(c.size() == 6);
+  REQUIRE(c.size() == 7);
   CHECK(c[0].at("error_pct").is_number());
   CHECK_THAT(c[1].at("reason").get<std::string>(), Contains("/cases/1/model/layers: expected a value, got null"));
   CHECK_THAT(c[2].at("reason").get<std::string>(), Contains("/cases/2/cluster") && Contains("dgx-z1"));
@@ -310,9 +311,15 @@ TEST_CASE("cli validate: a file of incomplete cases reports every one of them, e
   bool said = false;
   for (const json& a : c[4].at("assumptions")) said |= a.get<std::string>().find("colossalai has no stack profile") != std::string::npos;
   CHECK(said);
-  CHECK(c[5].at("id") == "#5");
-  CHECK_THAT(c[5].at("reason").get<std::string>(), Contains("/cases/5"));
-  CHECK(j.at("summary").at("n") == 2);
+  // "megatron" is an alias of megatron-lm: its stack, said so.
+  CHECK(c[5].at("stack") == "megatron-lm@2021");
+  bool alias = false;
+  for (const json& a : c[5].at("assumptions"))
+    alias |= a.get<std::string>().find("megatron-lm lists it as an alias") != std::string::npos;
+  CHECK(alias);
+  CHECK(c[6].at("id") == "#6");
+  CHECK_THAT(c[6].at("reason").get<std::string>(), Contains("/cases/6"));
+  CHECK(j.at("summary").at("n") == 3);
   // Each case names its framework and the stack it ran on; summaries per framework and tier.
   CHECK(c[0].at("framework") == "megatron-lm");
   CHECK(c[0].at("stack") == "megatron-lm@2021");  // the date 2021, counted as mid-2021

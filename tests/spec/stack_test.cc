@@ -91,6 +91,24 @@ TEST_CASE("spec::load_stack and find_stack: by name, version or date", "[spec]")
   CHECK(load_stack(kDefaultFramework).name == "megatron-core");
 }
 
+TEST_CASE("spec: a stack's aliases name the same software", "[spec]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  StackFamily f = parse_stack_family(with(R"("description": "test",)", R"("description": "test", "aliases": ["tt", "toy2"],)"),
+                                     "toy.json");
+  CHECK(f.aliases == std::vector<std::string>{"tt", "toy2"});
+  CHECK(parse_stack_family(kStack, "toy.json").aliases.empty());
+  CHECK_THROWS_WITH(parse_stack_family(with(R"("description": "test",)", R"("description": "test", "aliases": ["tt", 3],)"),
+                                       "toy.json"),
+                    Equals("toy.json:/aliases/1: expected a framework name (a non-empty string), got 3"));
+  // torchtitan is PyTorch's FSDP2 trainer: its runs take the pytorch-fsdp stack of their date.
+  CHECK(stack_for_alias("torchtitan") == std::optional<std::string>("pytorch-fsdp"));
+  CHECK(load_stack("torchtitan").name == "pytorch-fsdp");
+  CHECK(load_stack("mcore").name == "megatron-core");
+  CHECK(!stack_for_alias("colossalai"));
+  // An alias is never also a stack's own name.
+  for (const std::string& name : stack_names()) CHECK(!stack_for_alias(name));
+}
+
 TEST_CASE("spec::main_grad_dtype and fused_grad_accumulation: the stacks' rules", "[spec]") {
   Software s;
   s.main_grads = MainGrads::fp32_if_bf16;  // Megatron-LM since 2022 (arguments.py)
