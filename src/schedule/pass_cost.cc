@@ -90,8 +90,17 @@ Seconds tp_overlap_exposed(const StepSpec& s, const CommPricer& net, Bytes act, 
                            const cost::ComputeContext& ctx, bool backward) {
   cost::TpOverlapShape o = cost::tp_overlap_shape(s.par.tp, true, s.cluster->gpu.sm_count, s.software.tp_overlap_rs);
   double tp = static_cast<double>(s.par.tp), slowdown = s.cal->compute.overlap_slowdown;
-  Seconds gather = net.time({Comm::Op::all_gather, Group::tp, act});
+  // fp8 runs gather what the GEMMs read: TE's all-gather userbuffers hold 1-byte data
+  // (initialize_ub: fp8_buf for every all-gather overlap, a uint8 buffer under fp8 quantization);
+  // the reduce-scatters carry the 16-bit GEMM outputs. MXFP8 data goes through the userbuffer,
+  // but its E8M0 scales (one byte per 32 elements) through a separate, blocking NCCL all-gather
+  // before the GEMM (fill_userbuffers_buffer_for_all_gather): exposed, once per all-gather.
+  bool fp8 = s.train.precision == spec::Dtype::fp8;
+  Seconds gather = net.time({Comm::Op::all_gather, Group::tp, fp8 ? act / 2.0 : act});
   Seconds scatter = net.time({Comm::Op::reduce_scatter, Group::tp, act});
+  Seconds scales = fp8 && s.software.fp8_recipe == spec::Fp8Recipe::mxfp8
+                       ? net.time({Comm::Op::all_gather, Group::tp, act / 2.0 / 32.0})
+                       : Seconds{0};
   enum class How { ring, pipeline, bulk };
   struct Pair {
     const char* gemm;
@@ -113,6 +122,7 @@ Seconds tp_overlap_exposed(const StepSpec& s, const CommPricer& net, Bytes act, 
   Seconds exposed{0}, unpaired{0}, others = gemm_time(ops, ctx);
   for (const Pair& x : pairs) {
     Seconds comm = x.gathers ? gather : scatter;
+    if (x.gathers) exposed += scales;
     if (std::none_of(ops.begin(), ops.end(), [&](const Op& op) { return op.name == x.gemm; })) {
       unpaired += comm;
       continue;

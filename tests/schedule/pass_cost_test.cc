@@ -22,6 +22,13 @@ struct FlatNetwork : schedule::CommPricer {
   [[nodiscard]] Seconds time(const schedule::Comm&) const override { return t; }
 };
 
+// Every collective takes its bytes x `per_byte` seconds.
+struct ByteNetwork : schedule::CommPricer {
+  double per_byte;
+  explicit ByteNetwork(double seconds_per_byte) : per_byte(seconds_per_byte) {}
+  [[nodiscard]] Seconds time(const schedule::Comm& c) const override { return Seconds{c.size.value() * per_byte}; }
+};
+
 struct Job {
   spec::Model model = spec::load_model(test::source_path("models/gpt3-175b.json"));
   spec::Cluster cluster = spec::load_cluster(test::source_path("topologies/dgx-a100.json"));
@@ -155,6 +162,21 @@ TEST_CASE("schedule::layer_cost: TP overlap collective by collective: a pipeline
   FlatNetwork net(1e-6);
   double backward = seconds(schedule::layer_cost(j.spec(par), net).backward, schedule::Category::tp_comm);
   CHECK_THAT(backward, WithinRel(4e-6 * j.cal.compute.overlap_slowdown, 1e-9));
+  // fp8: the all-gathers move the 1-byte data the GEMMs read (TE's fp8 userbuffers), the
+  // reduce-scatters 16-bit outputs. With collectives far longer than any GEMM the forward exposes
+  // two 1-byte gathers and two 2-byte reduce-scatters of the b*s x h activation.
+  double act = 1.0 * 2048 * j.model.hidden;  // elements
+  ByteNetwork slow(1e-7);  // 10 MB/s: seconds per collective, against GEMMs of milliseconds
+  auto fp8_forward = [&](spec::Fp8Recipe r) {
+    j.sw.fp8_recipe = r;
+    return seconds(schedule::layer_cost(j.spec(par, spec::Dtype::fp8), slow).forward, schedule::Category::tp_comm);
+  };
+  CHECK_THAT(fp8_forward(spec::Fp8Recipe::delayed), WithinRel((2 * act + 2 * 2 * act) * 1e-7, 1e-3));
+  // MXFP8 (Blackwell): the userbuffer carries the data, a blocking NCCL all-gather the E8M0 scales
+  // (a byte per 32 elements) before each gathered GEMM.
+  j.cluster = spec::load_cluster(test::source_path("topologies/dgx-b200.json"));
+  j.cal = spec::load_calibration(test::source_path("calibration/dgx-b200.json"));
+  CHECK_THAT(fp8_forward(spec::Fp8Recipe::mxfp8) - fp8_forward(spec::Fp8Recipe::current), WithinRel(2 * act / 32 * 1e-7, 1e-3));
 }
 
 TEST_CASE("schedule::layer_cost: a dropless MoE forward waits for its token counts on the host", "[schedule]") {
