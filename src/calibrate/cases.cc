@@ -38,17 +38,13 @@ spec::Stack case_stack(const spec::ValidationCase& vc, const std::string& file, 
     notes.push_back(std::string("framework null -> ") + spec::kDefaultFramework + " (latest)");
     return spec::load_stack(spec::kDefaultFramework);
   }
-  std::vector<std::string> known = spec::stack_names();
-  std::string name = *f.name;
-  if (std::find(known.begin(), known.end(), name) == known.end()) {
-    std::optional<std::string> family = spec::stack_for_alias(name);
-    if (!family) {
-      notes.push_back("framework " + name + " has no stack profile (calibration/stacks/): simulated as " +
-                      spec::kDefaultFramework + " (latest)");
-      return spec::load_stack(spec::kDefaultFramework);
-    }
-    name = *family;
+  std::optional<std::string> file_name = spec::stack_file_for(*f.name);
+  if (!file_name) {
+    notes.push_back("framework " + *f.name + " has no stack profile (calibration/stacks/): simulated as " +
+                    spec::kDefaultFramework + " (latest)");
+    return spec::load_stack(spec::kDefaultFramework);
   }
+  const std::string& name = *file_name;
   spec::Stack s = spec::find_stack(name, f.version, f.date, file + ":" + vc.pointer + "/framework/name");
   notes.push_back("stack " + s.label() + " (framework " + *f.name + (f.version ? " " + *f.version : "") +
                   (f.date ? ", " + *f.date : "") + (name != *f.name ? "; " + name + " lists it as an alias" : "") + ")");

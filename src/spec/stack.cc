@@ -275,10 +275,7 @@ StackFamily parse_stack_family(const std::string& text, const std::string& file)
 Stack load_stack(const std::string& spec, const std::string& flag) {
   auto at = spec.find('@');
   std::string name = spec.substr(0, at);
-  std::vector<std::string> files = stack_names();
-  if (std::find(files.begin(), files.end(), name) == files.end())
-    if (auto family = stack_for_alias(name)) name = *family;
-  StackFamily f = load_family(name, flag);
+  StackFamily f = load_family(stack_file_for(name).value_or(name), flag);
   if (at == std::string::npos) return f.versions.back();
   std::string v = spec.substr(at + 1);
   for (const Stack& s : f.versions)
@@ -319,10 +316,12 @@ Stack find_stack(const std::string& name, const std::optional<std::string>& vers
 
 std::vector<std::string> stack_names() { return preset_names("calibration/stacks"); }
 
-std::optional<std::string> stack_for_alias(const std::string& name) {
-  for (const std::string& n : stack_names()) {
+std::optional<std::string> stack_file_for(const std::string& name) {
+  std::vector<std::string> files = stack_names();
+  if (std::find(files.begin(), files.end(), name) != files.end()) return name;
+  for (const std::string& n : files) {
     StackFamily f = load_family(n, "calibration/stacks/" + n + ".json");
-    if (std::find(f.aliases.begin(), f.aliases.end(), name) != f.aliases.end()) return f.name;
+    if (std::find(f.aliases.begin(), f.aliases.end(), name) != f.aliases.end()) return n;
   }
   return std::nullopt;
 }

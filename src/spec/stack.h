@@ -233,7 +233,8 @@ inline constexpr const char* kDefaultFramework = "megatron-core";
 /// Stack names with a file in calibration/stacks/, sorted.
 [[nodiscard]] std::vector<std::string> stack_names();
 
-/// The stack file whose `aliases` list `name`, if one does ("torchtitan" -> "pytorch-fsdp").
-[[nodiscard]] std::optional<std::string> stack_for_alias(const std::string& name);
+/// The stack file `name` selects: its own, or the one whose `aliases` list it ("torchtitan" ->
+/// "pytorch-fsdp"); nullopt when neither exists.
+[[nodiscard]] std::optional<std::string> stack_file_for(const std::string& name);
 
 }  // namespace dtsim::spec

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "core/errors.h"
 #include "helpers.h"
@@ -101,12 +103,23 @@ TEST_CASE("spec: a stack's aliases name the same software", "[spec]") {
                                        "toy.json"),
                     Equals("toy.json:/aliases/1: expected a framework name (a non-empty string), got 3"));
   // torchtitan is PyTorch's FSDP2 trainer: its runs take the pytorch-fsdp stack of their date.
-  CHECK(stack_for_alias("torchtitan") == std::optional<std::string>("pytorch-fsdp"));
+  CHECK(stack_file_for("torchtitan") == std::optional<std::string>("pytorch-fsdp"));
+  CHECK(stack_file_for("megatron-lm") == std::optional<std::string>("megatron-lm"));
   CHECK(load_stack("torchtitan").name == "pytorch-fsdp");
-  CHECK(load_stack("mcore").name == "megatron-core");
-  CHECK(!stack_for_alias("colossalai"));
-  // An alias is never also a stack's own name.
-  for (const std::string& name : stack_names()) CHECK(!stack_for_alias(name));
+  CHECK(load_stack("mcore@2025-06").name == "megatron-core");
+  CHECK(!stack_file_for("colossalai"));
+  // No alias is a stack's own name or another stack's alias.
+  std::vector<std::string> names = stack_names(), seen;
+  for (const std::string& name : names) {
+    std::string text = dtsim::test::read_text(dtsim::test::source_path("calibration/stacks/" + name + ".json"));
+    for (const std::string& a : parse_stack_family(text, name + ".json").aliases) {
+      INFO(a);
+      CHECK(std::find(names.begin(), names.end(), a) == names.end());
+      CHECK(std::find(seen.begin(), seen.end(), a) == seen.end());
+      seen.push_back(a);
+    }
+  }
+  CHECK(seen.size() >= 10);
 }
 
 TEST_CASE("spec::main_grad_dtype and fused_grad_accumulation: the stacks' rules", "[spec]") {
