@@ -324,7 +324,10 @@ Job resolve_job(const JobFlags& f) {
   j.cluster = spec::load_cluster(f.cluster, "--cluster");
   j.calibration = resolve_calibration(f, j.cluster);
   j.stack = resolve_stack(f);
-  j.software = resolve_software(f, j.stack.software);
+  std::vector<std::string> recipe_notes;
+  spec::Software on_gpu = spec::software_on(j.stack, j.cluster.gpu.name, j.model.is_moe(), &recipe_notes);
+  j.software = resolve_software(f, on_gpu);
+  if (f.moe_dispatcher.empty()) j.notes.insert(j.notes.end(), recipe_notes.begin(), recipe_notes.end());
   derive_degrees(f, j);
   if (f.etp == 0 && j.model.is_moe() && j.stack.defaults.expert_tensor_parallel) {
     j.par.etp = *j.stack.defaults.expert_tensor_parallel;

@@ -222,6 +222,12 @@ std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision, const Fu
   // device each call, a blocking copy: the host wait is schedule::layer_cost's.)
   if (s.glu_clamp && s.gate > 1) e.push_back(memory("mlp.act.clamp", ffn_elems, 8 * kAct, 3));
   if (s.experts_local > 0) e.push_back(memory("moe.permute", s.expert_tokens * s.hidden, 4 * kAct, 2));
+  // The alltoall dispatcher's second permutation: the received [rank][local expert] chunks copied
+  // into [local expert][rank] order, and the expert outputs copied back before the combine
+  // (megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher: "Permutation 2:
+  // Sort tokens by local expert", moe_utils.sort_chunks_by_idxs, torch.split + torch.cat or
+  // Transformer Engine's fused sort_chunks_by_index): read and write every routed row once each way.
+  if (s.sort_chunks) e.push_back(memory("moe.sort_chunks", s.expert_tokens * s.hidden, 4 * kAct, 2));
   // Rotary embedding (Megatron-Core apply_rope_fusion: one fused kernel) rotates Q and K in place.
   // Unfused (torchtitan apply_rotary_emb): per tensor an fp32 upcast (read 2, write 4), a complex
   // multiply (read 8, write 8) and the cast back (read 4, write 2), three kernels each.

@@ -39,6 +39,10 @@ struct LayerShape {
   double expert_ffn = 0;       ///< expert MLP width on this rank: f_moe/tp (expert TP = tp)
   double shared_ffn = 0;       ///< shared-expert width on this rank
   double experts = 0;          ///< E (router width)
+  /// The dispatcher copies the tokens it received into local-expert order after the all-to-all
+  /// and back before the combine (Megatron-Core's alltoall dispatcher with more than one local
+  /// expert: sort_chunks_by_idxs, or drop-and-pad's transpose().contiguous()).
+  bool sort_chunks = false;
   double vocab_local = 1;      ///< padded vocabulary / tp
   // Fine-tuning (spec::Training): packed samples and LoRA.
   double sample = 0;           ///< packed sequences: tokens per sample attention runs within (0: seq)

@@ -346,12 +346,13 @@ Seconds moe_forward_waits(const StepSpec& s, const cost::LayerShape& sh, const H
   if (sh.experts_local <= 0 || !(counts || offset) || h.total().value() <= 0) return Seconds{0};
   Seconds permute = named_time(fwd, {"moe.permute"}, ctx) * 0.5;
   Seconds router = named_time(fwd, {"norm2", "moe.router"}, ctx) + permute;
-  Seconds dispatch = ep_comm * 0.5;
+  Seconds sort = named_time(fwd, {"moe.sort_chunks"}, ctx) * 0.5;
+  Seconds dispatch = ep_comm * 0.5 + sort;
   Seconds fc1 = named_time(fwd, {"moe.fc1", "mlp.act.clamp", "fp8.quantize.fc1_in"}, ctx);
   Seconds act = named_time(fwd, {"mlp.act"}, ctx);
   Seconds fc2 = named_time(fwd, {"moe.fc2", "fp8.quantize.fc2_in"}, ctx);
   Seconds shared = named_time(fwd, {"moe.shared.fc1", "moe.shared.fc2", "fp8.quantize.shared_fc2_in"}, ctx);
-  Seconds combine = ep_comm * 0.5 + permute + named_time(fwd, {"mlp.bda"}, ctx);
+  Seconds combine = ep_comm * 0.5 + sort + permute + named_time(fwd, {"mlp.bda"}, ctx);
   Seconds attention = std::max(Seconds{0}, gpu - router - dispatch - fc1 - act - fc2 - shared - combine);
   struct Block {
     Seconds host, work;
@@ -417,6 +418,7 @@ LayerKernels layer_kernels(const StepSpec& s) {
   cost::LayerShape& sh = k.shape;
   // The experts' work and traffic are those of the busiest expert-parallel rank, or of the
   // capacity every expert is padded to in token-drop runs.
+  sh.sort_chunks = s.software.moe_dispatcher == spec::MoeDispatcher::alltoall && sh.experts_local > 1;
   sh.expert_tokens *= s.train.moe_capacity_factor > 0
                           ? s.train.moe_capacity_factor
                           : cost::moe_busiest_rank(s.par.ep, sh.expert_tokens, s.train.moe_imbalance);

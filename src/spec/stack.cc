@@ -93,6 +93,21 @@ Stack read_version(ObjectReader r, const std::string& name) {
   if (!is_month(s.since)) r.fail("since", "expected a month YYYY-MM, got \"" + s.since + "\"");
   s.software = read_software(r.object("software"));
   s.defaults = read_defaults(r.object("defaults"));
+  if (r.has("gpu_recipes")) {
+    const nlohmann::json& a = r.array("gpu_recipes");
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ObjectReader g(a[i], r.file(), r.pointer("gpu_recipes") + "/" + std::to_string(i));
+      GpuRecipe gr;
+      gr.gpu = load_gpu(g.string("gpu"), g.where("gpu")).name;  // a GPU preset, by its file name
+      if (auto d = g.optional_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}))
+        gr.moe_dispatcher = static_cast<MoeDispatcher>(*d);
+      g.skip("source");
+      g.finish();
+      s.gpu_recipes.push_back(gr);
+    }
+  } else {
+    r.skip("gpu_recipes");
+  }
   r.skip("sources");
   r.skip("notes");
   r.finish();
@@ -112,6 +127,20 @@ std::optional<Stack> by_date(const StackFamily& f, const std::string& month) {
 }
 
 }  // namespace
+
+Software software_on(const Stack& stack, const std::string& gpu, bool moe, std::vector<std::string>* notes) {
+  Software s = stack.software;
+  for (const GpuRecipe& g : stack.gpu_recipes) {
+    if (g.gpu != gpu) continue;
+    if (g.moe_dispatcher && *g.moe_dispatcher != s.moe_dispatcher) {
+      s.moe_dispatcher = *g.moe_dispatcher;
+      if (notes && moe)
+        notes->push_back(std::string("moe dispatcher ") + to_string(s.moe_dispatcher) + " (" + stack.label() +
+                         " recipes on " + gpu + ")");
+    }
+  }
+  return s;
+}
 
 const char* to_string(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "unfused"; }
 

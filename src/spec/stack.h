@@ -164,6 +164,14 @@ struct StackDefaults {
 /// The layers kept in bf16 at each end of an fp8 run by `defaults` (current scaling only), else 0.
 [[nodiscard]] std::int64_t current_scaling_bf16_layers(const StackDefaults& defaults, Dtype precision, Fp8Recipe recipe);
 
+/// What a stack's recipes set on one GPU, over its `software` (Megatron-Bridge keeps a
+/// performance config per model and GPU: its GB200 and GB300 MoE recipes dispatch with HybridEP).
+struct GpuRecipe {
+  std::string gpu;  ///< the GPU preset's name as its file gives it ("GB200")
+  std::optional<MoeDispatcher> moe_dispatcher;
+  bool operator==(const GpuRecipe&) const = default;
+};
+
 /// One version of a stack.
 struct Stack {
   std::string name;      ///< "megatron-lm"
@@ -171,6 +179,7 @@ struct Stack {
   std::string since;     ///< "YYYY-MM": the first month this version describes
   Software software;
   StackDefaults defaults;
+  std::vector<GpuRecipe> gpu_recipes;
   bool operator==(const Stack&) const = default;
   /// "megatron-lm@2021".
   [[nodiscard]] std::string label() const { return name + "@" + version; }
@@ -212,6 +221,13 @@ inline constexpr const char* kDefaultFramework = "megatron-core";
 /// (megatron_base_model.py setup_optimization): store_param_remainders only when the optimizer's
 /// fp32 state meets bf16 model parameters; fp16 models and fp8 parameters keep fp32 masters.
 [[nodiscard]] bool param_remainders(const Software& sw, const Training& t);
+/// The stack's software on a GPU named `gpu` (spec::Gpu::name): `software` with what a
+/// gpu_recipes entry for that GPU sets; `notes` gets one line per field it changed ("moe
+/// dispatcher flex (nemo-megatron-bridge@25.11 recipes on GB200)") when `moe` (only MoE runs
+/// dispatch).
+[[nodiscard]] Software software_on(const Stack& stack, const std::string& gpu, bool moe,
+                                   std::vector<std::string>* notes = nullptr);
+
 /// Whether the weight-gradient GEMMs accumulate into the main grads of a run in `precision`.
 [[nodiscard]] bool fused_grad_accumulation(const Software& sw, Dtype precision);
 

@@ -225,6 +225,13 @@ TEST_CASE("calibration/holdout/mbridge-26.02.json: every published 26.02 run is 
     CHECK(c.at("framework") == "nemo-megatron-bridge");
     bool mx = c.at("id").get<std::string>().find("FP8-MX") != std::string::npos;
     CHECK((c.at("assumptions").dump().find("fp8_recipe null -> mxfp8") != std::string::npos) == mx);
+    // MoE runs on GB200/GB300 dispatch as the stack's recipes for those GPUs do, and say so.
+    const std::string id = c.at("id").get<std::string>();
+    bool moe = id.find("Qwen3") != std::string::npos || id.find("DeepSeek") != std::string::npos ||
+               id.find("GPT_OSS") != std::string::npos;
+    bool grace = id.find("-GB200-") != std::string::npos || id.find("-GB300-") != std::string::npos;
+    CHECK((c.at("assumptions").dump().find("moe dispatcher flex (nemo-megatron-bridge@25.11 recipes on GB") !=
+           std::string::npos) == (moe && grace));
   }
   CHECK(v.at("summary").at("n") == 33);
 }

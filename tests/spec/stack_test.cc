@@ -68,6 +68,40 @@ TEST_CASE("spec::parse_stack_family: versions, defaults and errors", "[spec]") {
                     Equals("toy.json:/versions/0/software/rope_fusion: expected true or false, got \"no\""));
 }
 
+TEST_CASE("spec::software_on: a stack's recipes for one GPU", "[spec]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  const std::string recipes = R"("defaults": {}, "gpu_recipes": [{"gpu": "gb200", "moe_dispatcher": "flex",
+                                                                 "source": "test"}]}]})";
+  StackFamily f = parse_stack_family(with(R"("defaults": {}}]})", recipes), "toy.json");
+  const Stack& v2 = f.versions[1];
+  REQUIRE(v2.gpu_recipes.size() == 1);
+  CHECK(v2.gpu_recipes[0].gpu == "GB200");  // the GPU preset's own name
+  CHECK(v2.software.moe_dispatcher == MoeDispatcher::alltoall);
+  std::vector<std::string> notes;
+  CHECK(software_on(v2, "GB200", true, &notes).moe_dispatcher == MoeDispatcher::flex);
+  CHECK(notes == std::vector<std::string>{"moe dispatcher flex (toy@2 recipes on GB200)"});
+  notes.clear();
+  CHECK(software_on(v2, "GB200", false, &notes).moe_dispatcher == MoeDispatcher::flex);
+  CHECK(notes.empty());  // a dense run has nothing to dispatch: nothing to say
+  CHECK(software_on(v2, "B200", true, &notes).moe_dispatcher == MoeDispatcher::alltoall);
+  CHECK(software_on(f.versions[0], "GB200", true).moe_dispatcher == MoeDispatcher::alltoall);
+  CHECK_THROWS_WITH(parse_stack_family(with(R"("defaults": {}}]})", dtsim::test::replaced(recipes, "gb200", "gb900")),
+                                       "toy.json"),
+                    StartsWith("toy.json:/versions/1/gpu_recipes/0/gpu: "));
+  CHECK_THROWS_WITH(
+      parse_stack_family(with(R"("defaults": {}}]})", dtsim::test::replaced(recipes, "\"flex\"", "\"deepep\"")),
+                         "toy.json"),
+      StartsWith("toy.json:/versions/1/gpu_recipes/0/moe_dispatcher: expected one of alltoall, allgather, flex"));
+  CHECK_THROWS_WITH(
+      parse_stack_family(with(R"("defaults": {}}]})", dtsim::test::replaced(recipes, "\"source\"", "\"cuda\"")),
+                         "toy.json"),
+      StartsWith("toy.json:/versions/1/gpu_recipes/0/cuda: "));
+  // The shipped Megatron-Bridge 25.11 dispatches MoE tokens with HybridEP on GB200 and GB300 only.
+  Stack mb = load_stack("nemo-megatron-bridge@25.11");
+  CHECK(software_on(mb, "GB300", true).moe_dispatcher == MoeDispatcher::flex);
+  CHECK(software_on(mb, "B200", true).moe_dispatcher == MoeDispatcher::alltoall);
+}
+
 TEST_CASE("spec::load_stack and find_stack: by name, version or date", "[spec]") {
   setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
   CHECK(load_stack("megatron-lm").version == "2022");          // the latest
