@@ -228,6 +228,10 @@ std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision, const Fu
   // Sort tokens by local expert", moe_utils.sort_chunks_by_idxs, torch.split + torch.cat or
   // Transformer Engine's fused sort_chunks_by_index): read and write every routed row once each way.
   if (s.sort_chunks) e.push_back(memory("moe.sort_chunks", s.expert_tokens * s.hidden, 4 * kAct, 2));
+  // Qwen3's per-head norms of the queries and keys (Megatron-Core SelfAttention q_layernorm and
+  // k_layernorm, Transformer Engine RMSNorm modules): read and write every query and key element,
+  // one kernel each.
+  if (s.qk_norm) e.push_back(memory("attn.qk_norm", s.tokens * (s.q_width + s.kv_width), 2 * kAct, 2));
   // Rotary embedding (Megatron-Core apply_rope_fusion: one fused kernel) rotates Q and K in place.
   // Unfused (torchtitan apply_rotary_emb): per tensor an fp32 upcast (read 2, write 4), a complex
   // multiply (read 8, write 8) and the cast back (read 4, write 2), three kernels each.
@@ -497,9 +501,16 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
   if (attn == AttentionKernel::flash) flash(ops, s, true);
   else unfused_backward(ops, s);
   // Element-wise backward kernels move about twice the forward bytes (read grad and saved input).
+  // Token permutations move gradients the other way instead: the permutation's backward
+  // unpermutes the output gradient (read each routed row, write each token), the unpermutation's
+  // reads the gradient again per routed row and the expert outputs it saved (for the routing
+  // probabilities' gradient) and writes the routed rows' gradients -- 2 + 6 bytes per routed row
+  // and element against the forward's 4 + 4 (Transformer Engine moe_permute / moe_unpermute
+  // backward); the sort by local expert is the same copy with the inverse order.
   for (Op& e : layer_elementwise(s, precision, fusions)) {
+    double k = e.name == "moe.sort_chunks" ? 1.0 : e.name == "moe.permute" ? 1.0 : 2.0;
     e.name += ".bwd";
-    e.bytes = e.bytes * 2.0;
+    e.bytes = e.bytes * k;
     ops.push_back(std::move(e));
   }
   if (precision == Dtype::fp8 || precision == Dtype::fp4)

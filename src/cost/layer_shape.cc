@@ -41,6 +41,7 @@ LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, std::int
   s.rotary = m.position_embedding == spec::PositionEmbedding::rotary;
   s.mlp_bias = m.linear_bias == spec::LinearBias::all;
   s.rms_norm = m.norm == spec::Norm::rmsnorm;
+  s.qk_norm = m.qk_norm;
   s.glu_clamp = m.activation_clamp > 0;
   s.hidden_dropout = m.hidden_dropout > 0;
   s.attention_dropout = m.attention_dropout > 0;

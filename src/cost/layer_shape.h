@@ -28,6 +28,7 @@ struct LayerShape {
   bool rotary = false;     ///< rotary position embedding applied to Q and K in every layer
   bool mlp_bias = false;   ///< the MLP and projection linears carry biases (Megatron GPT)
   bool rms_norm = false;   ///< RMSNorm (else LayerNorm)
+  bool qk_norm = false;    ///< per-head RMSNorm on the queries and keys (spec::Model::qk_norm)
   bool glu_clamp = false;  ///< a clamped GLU (spec::Model::activation_clamp)
   bool hidden_dropout = true;     ///< dropout after the attention and MLP blocks (a mask each)
   bool attention_dropout = true;  ///< dropout on the attention probabilities

@@ -284,6 +284,30 @@ TEST_CASE("cost::selective_recompute: the kernels of each Megatron-Core module",
   CHECK(cost::selective_recompute(dense_fwd, dense, rm::moe_act).empty());
 }
 
+TEST_CASE("cost::layer_forward/backward: Qwen3's query and key norms; token permutations move gradients back once",
+          "[cost]") {
+  spec::Model qwen = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/qwen3-30b-a3b.json");
+  spec::Parallel par{.dp = 8, .ep = 8};
+  cost::LayerShape sh = cost::layer_shape(qwen, par, 1, 4096);
+  sh.sort_chunks = true;  // the alltoall dispatcher with 16 local experts
+  auto fwd = cost::layer_forward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16);
+  auto bwd = cost::layer_backward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16);
+  // q_layernorm and k_layernorm: every query (32 heads x 128) and key (4 x 128) element read and
+  // written, in two kernels; backward at the element-wise rule's twice that.
+  const cost::Op& qk = named(fwd, "attn.qk_norm");
+  CHECK_THAT(qk.bytes.value(), WithinRel(4096.0 * (4096 + 512) * 4, 1e-12));
+  CHECK(qk.kernels == 2);
+  CHECK_THAT(named(bwd, "attn.qk_norm.bwd").bytes.value(), WithinRel(qk.bytes.value() * 2, 1e-12));
+  // The permutation's and the sort's backward move the gradients the other way: the forward's bytes.
+  for (const char* n : {"moe.permute", "moe.sort_chunks"})
+    CHECK(named(bwd, std::string(n) + ".bwd").bytes == named(fwd, n).bytes);
+  // Llama has no query and key norms.
+  spec::Model llama = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/llama3-8b.json");
+  auto lfwd = cost::layer_forward(cost::layer_shape(llama, spec::Parallel{}, 1, 4096), spec::AttentionKernel::flash,
+                                  spec::Dtype::bf16);
+  CHECK(std::none_of(lfwd.begin(), lfwd.end(), [](const cost::Op& op) { return op.name == "attn.qk_norm"; }));
+}
+
 TEST_CASE("cost::expected_max_normal: Blom's approximation of the normal maximum", "[cost]") {
   CHECK(cost::expected_max_normal(1) == 0);
   // Exact expectations of the largest of n standard normals (Harter 1961, Biometrika 48,
