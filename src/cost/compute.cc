@@ -343,10 +343,11 @@ bool fp8_needs_transpose(const spec::Gpu& gpu) { return gpu.peak_fp4.value() <= 
 namespace {
 
 // Bytes per element and kernels to quantize one 16-bit tensor (docs/research/low-precision-
-// training.md sec. 5). What produced it matters: TE's norms and activations write fp8 directly
-// (delayed scaling), compute the amax on the way (current scaling, TE PRs #2004/#2013), or -- for
-// MXFP8 -- fuse only the activation (SwiGLU); a standalone tensor is read by its own kernels.
-enum class Producer { standalone, norm, activation };
+// training.md sec. 5). What produced it matters: TE's norms (LayerNormLinear) write fp8 directly
+// (delayed scaling) or compute the amax on the way (current scaling, TE PRs #2004/#2013); MXFP8
+// norms do not fuse; a standalone tensor is read by its own kernels. (TE's own activations can
+// write fp8 too, but Megatron-Core runs its fused bias-SwiGLU instead.)
+enum class Producer { standalone, norm };
 
 struct QuantCost {
   double bytes = 0, kernels = 0;
@@ -374,7 +375,6 @@ QuantCost quant_cost(spec::Dtype precision, spec::Fp8Recipe r, bool transpose, P
       // (ROCm/TransformerEngine PR #598, "B200 (us)" column, MXFP8 CAST_ONLY): those bytes at the
       // B200 profile's 0.70 x 7.7 TB/s plus its 2 us per kernel give 52.6 us
       // (tests/cost/compute_test.cc).
-      if (p == Producer::activation) return {1.0 / 16, 0};
       return {2 + 2 * (1 + 1.0 / 32), 1};
   }
   return {};
@@ -444,8 +444,11 @@ std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backwar
     ops.push_back(q("fp8.quantize.proj_in", t * v_width, Producer::standalone));
     // MoE experts quantize the permuted tokens on their own; a dense MLP's input is the norm's.
     ops.push_back(q("fp8.quantize.fc1_in", mlp_in, moe ? Producer::standalone : Producer::norm));
-    ops.push_back(q("fp8.quantize.fc2_in", ffn_in, Producer::activation));
-    if (s.shared_ffn > 0) ops.push_back(q("fp8.quantize.shared_fc2_in", t * s.shared_ffn, Producer::activation));
+    // FC2's input is the activation's bf16 output: Megatron-Core runs its own fused bias-SwiGLU
+    // (bias_activation_fusion, which it forbids together with use_te_activation_func) and
+    // Transformer Engine's Linear or GroupedLinear then quantizes that input itself.
+    ops.push_back(q("fp8.quantize.fc2_in", ffn_in, Producer::standalone));
+    if (s.shared_ffn > 0) ops.push_back(q("fp8.quantize.shared_fc2_in", t * s.shared_ffn, Producer::standalone));
   } else {
     // Output gradients arrive from the next op's backward: always standalone.
     ops.push_back(q("fp8.quantize.qkv_dgrad", t * (s.q_width + 2 * s.kv_width), Producer::standalone));
