@@ -511,7 +511,7 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
   // and element against the forward's 4 + 4 (Transformer Engine moe_permute / moe_unpermute
   // backward); the sort by local expert is the same copy with the inverse order.
   for (Op& e : layer_elementwise(s, precision, fusions)) {
-    double k = e.name == "moe.sort_chunks" ? 1.0 : e.name == "moe.permute" ? 1.0 : 2.0;
+    double k = e.name == "moe.permute" || e.name == "moe.sort_chunks" ? 1.0 : 2.0;
     e.name += ".bwd";
     e.bytes = e.bytes * k;
     ops.push_back(std::move(e));

@@ -99,6 +99,8 @@ Stack read_version(ObjectReader r, const std::string& name) {
       ObjectReader g(a[i], r.file(), r.pointer("gpu_recipes") + "/" + std::to_string(i));
       GpuRecipe gr;
       gr.gpu = load_gpu(g.string("gpu"), g.where("gpu")).name;  // a GPU preset, by its file name
+      for (const GpuRecipe& other : s.gpu_recipes)
+        if (other.gpu == gr.gpu) g.fail("gpu", "expected one entry per GPU, got " + gr.gpu + " again");
       if (auto d = g.optional_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}))
         gr.moe_dispatcher = static_cast<MoeDispatcher>(*d);
       g.skip("source");

@@ -96,6 +96,11 @@ TEST_CASE("spec::software_on: a stack's recipes for one GPU", "[spec]") {
       parse_stack_family(with(R"("defaults": {}}]})", dtsim::test::replaced(recipes, "\"source\"", "\"cuda\"")),
                          "toy.json"),
       StartsWith("toy.json:/versions/1/gpu_recipes/0/cuda: "));
+  CHECK_THROWS_WITH(parse_stack_family(with(R"("defaults": {}}]})",
+                                            R"("defaults": {}, "gpu_recipes": [{"gpu": "gb200", "moe_dispatcher": "flex"},
+                                                                               {"gpu": "gb200", "moe_dispatcher": "alltoall"}]}]})"),
+                                       "toy.json"),
+                    Equals("toy.json:/versions/1/gpu_recipes/1/gpu: expected one entry per GPU, got GB200 again"));
   // The shipped Megatron-Bridge 25.11 dispatches MoE tokens with HybridEP on GB200 and GB300 only.
   Stack mb = load_stack("nemo-megatron-bridge@25.11");
   CHECK(software_on(mb, "GB300", true).moe_dispatcher == MoeDispatcher::flex);
