@@ -139,4 +139,93 @@ std::string show_cluster(const spec::Cluster& c, std::int64_t gpus, bool json) {
   return out + t.render();
 }
 
+namespace {
+
+const char* to_text(spec::GradAccumFusion g) {
+  switch (g) {
+    case spec::GradAccumFusion::off: return "off";
+    case spec::GradAccumFusion::on: return "on";
+    case spec::GradAccumFusion::fp32_only: return "fp32_only";
+  }
+  return "?";
+}
+
+// Every switch of a stack, under the key its file gives it (calibration/stacks/*.json).
+nlohmann::json software_json(const spec::Software& w) {
+  return {{"attention", spec::to_string(w.attention)},
+          {"tp_comm_overlap", w.tp_comm_overlap},
+          {"tp_overlap_rs", spec::to_string(w.tp_overlap_rs)},
+          {"tp_async_backward", w.tp_async_backward},
+          {"overlap_grad_reduce", w.overlap_grad_reduce},
+          {"overlap_param_gather", w.overlap_param_gather},
+          {"overlap_p2p_comm", w.overlap_p2p_comm},
+          {"main_grads", spec::to_string(w.main_grads)},
+          {"grad_accumulation_fusion", to_text(w.grad_accumulation_fusion)},
+          {"zero3_gather", w.zero3_gather == spec::Zero3Gather::layer ? "layer" : "module"},
+          {"zero3_prefetch", w.zero3_prefetch},
+          {"zero3_gather_cpu_us", w.zero3_gather_cpu_us},
+          {"zero3_list_collectives", w.zero3_list_collectives},
+          {"bias_activation_fusion", w.bias_activation_fusion},
+          {"bias_dropout_add_fusion", w.bias_dropout_add_fusion},
+          {"rope_fusion", w.rope_fusion},
+          {"rmsnorm_fusion", w.rmsnorm_fusion},
+          {"fp8_recipe", spec::to_string(w.fp8_recipe)},
+          {"moe_dispatcher", spec::to_string(w.moe_dispatcher)},
+          {"moe_a2a_overlap", w.moe_a2a_overlap},
+          {"cross_entropy", spec::to_string(w.cross_entropy)},
+          {"optimizer_impl", spec::to_string(w.optimizer_impl)},
+          {"param_remainders", w.param_remainders},
+          {"cuda_graphs", spec::to_string(w.cuda_graphs)}};
+}
+
+// The defaults a stack states; what it leaves unstated falls to the generic rule (null).
+nlohmann::json defaults_json(const spec::StackDefaults& d) {
+  auto opt = [](const auto& v) -> nlohmann::json { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"recompute", d.recompute ? nlohmann::json(spec::to_string(*d.recompute)) : nlohmann::json(nullptr)},
+          {"sequence_parallel", opt(d.sequence_parallel)},
+          {"zero_stage", opt(d.zero_stage)},
+          {"precision", d.precision ? nlohmann::json(spec::to_string(*d.precision)) : nlohmann::json(nullptr)},
+          {"micro_batch", opt(d.micro_batch)},
+          {"expert_tensor_parallel", opt(d.expert_tensor_parallel)},
+          {"fp8_param_gather", opt(d.fp8_param_gather)},
+          {"current_scaling_bf16_layers", opt(d.current_scaling_bf16_layers)}};
+}
+
+std::string value_text(const nlohmann::json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_boolean()) return v.get<bool>() ? "on" : "off";
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+}  // namespace
+
+std::string show_stack(const spec::Stack& s, bool json) {
+  nlohmann::json sw = software_json(s.software), def = defaults_json(s.defaults), recipes = nlohmann::json::array();
+  for (const spec::GpuRecipe& g : s.gpu_recipes) {
+    nlohmann::json r{{"gpu", g.gpu}};
+    if (g.moe_dispatcher) r["moe_dispatcher"] = spec::to_string(*g.moe_dispatcher);
+    recipes.push_back(r);
+  }
+  if (json) {
+    nlohmann::json j{{"stack", s.label()}, {"name", s.name},     {"version", s.version},   {"since", s.since},
+                     {"software", sw},     {"defaults", def},    {"gpu_recipes", recipes}};
+    return spec::json_text(j) + "\n";
+  }
+  std::string out = s.label() + " (since " + s.since + ")\n\nsoftware\n";
+  for (const auto& [k, v] : sw.items()) out += "  " + k + std::string(k.size() < 26 ? 26 - k.size() : 1, ' ') + value_text(v) + "\n";
+  out += "\ndefaults for fields a run leaves unset (-: the generic rule)\n";
+  for (const auto& [k, v] : def.items()) out += "  " + k + std::string(k.size() < 30 ? 30 - k.size() : 1, ' ') + value_text(v) + "\n";
+  out += "\nrecipes per GPU";
+  if (recipes.empty()) return out + ": none\n";
+  out += "\n";
+  for (const nlohmann::json& r : recipes) {
+    out += "  " + r["gpu"].get<std::string>() + ":";
+    for (const auto& [k, v] : r.items())
+      if (k != "gpu") out += " " + k + " " + value_text(v);
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace dtsim::report

@@ -69,6 +69,28 @@ TEST_CASE("cli show cluster: 1024 GPUs of dgx-a100 are 128 nodes", "[cli]") {
   CHECK(c.at("fabric_levels_used") == 2);
 }
 
+TEST_CASE("cli show stack: a stack's switches, defaults and per-GPU recipes", "[cli]") {
+  // Megatron-LM 2021 (calibration/stacks/megatron-lm.json): unfused attention, full recompute in fp16.
+  json old = run_json("show stack megatron-lm@2021 --json");
+  CHECK(old.at("stack") == "megatron-lm@2021");
+  CHECK(old.at("software").at("attention") == "unfused");
+  CHECK(old.at("defaults").at("recompute") == "full");
+  CHECK(old.at("defaults").at("micro_batch").is_null());  // unstated: the generic rule
+  CHECK(old.at("gpu_recipes").empty());
+  // Megatron-Bridge 25.11, by an alias: HybridEP on GB200 and GB300.
+  json mb = run_json("show stack megatron-bridge@25.11 --json");
+  CHECK(mb.at("stack") == "nemo-megatron-bridge@25.11");
+  CHECK(mb.at("software").at("moe_dispatcher") == "alltoall");
+  CHECK(mb.at("gpu_recipes") == json::parse(R"([{"gpu": "GB200", "moe_dispatcher": "flex"},
+                                                {"gpu": "GB300", "moe_dispatcher": "flex"}])"));
+  auto text = run_dtsim("show stack nemo-megatron-bridge@25.11");
+  REQUIRE(text.status == 0);
+  CHECK_THAT(text.out, Contains("GB200: moe_dispatcher flex"));
+  auto bad = run_dtsim("show stack no-such-stack");
+  CHECK(bad.status == 2);
+  CHECK_THAT(bad.err, Contains("show stack: expected a preset name"));
+}
+
 TEST_CASE("cli simulate --json: the Megatron-LM README job", "[cli]") {
   json j = run_json("simulate " + kReadmeJob + " --json");
   double step = j.at("step_time_s").get<double>();
