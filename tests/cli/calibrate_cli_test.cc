@@ -19,6 +19,7 @@ using dtsim::test::TempDir;
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
 using Catch::Matchers::StartsWith;
+using Catch::Matchers::WithinRel;
 using nlohmann::json;
 
 namespace {
@@ -232,6 +233,21 @@ TEST_CASE("cli collective: the H100 and H200 profiles price all_gather and reduc
       for (const json& r : j.at("rows"))
         if (r.at("bytes").get<double>() >= 64.0 * (1 << 20)) CHECK(std::fabs(r.at("error_pct").get<double>()) < 8);
     }
+  }
+}
+
+TEST_CASE("cli collective: all_to_all at the bus bandwidth published runs measured", "[cli]") {
+  // docs/research/nccl-alltoall-multinode.md: one H100 node, 4 ranks, 500 MiB: 334.9 GB/s
+  // (NVIDIA/nccl #2169); one B200 node, 8 ranks, 16 GiB: 659.71 (stas00/ml-engineering, torch
+  // all_to_all); 2 GB200 racks, 128 ranks, 8 GiB: 89.70 (oracle-quickstart/oci-gpu-quickstarts).
+  // NCCL's ring figure (370 of 450 GB/s on H100 NVLink) would have priced them 5-12% faster.
+  struct Case { const char* cluster; int gpus; const char* bytes; double busbw; };
+  for (const Case& c : {Case{"dgx-h100", 4, "500M", 334.9}, Case{"dgx-b200", 8, "16G", 659.71},
+                        Case{"gb200-nvl72", 128, "8G", 89.70}}) {
+    INFO(c.cluster);
+    json j = run_json(std::string("collective --op all_to_all --cluster ") + c.cluster + " --gpus " +
+                      std::to_string(c.gpus) + " --min-bytes " + c.bytes + " --max-bytes " + c.bytes + " --json");
+    CHECK_THAT(j.at("rows").at(0).at("busbw_GBps").get<double>(), WithinRel(c.busbw, 0.02));
   }
 }
 
