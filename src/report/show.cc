@@ -141,15 +141,6 @@ std::string show_cluster(const spec::Cluster& c, std::int64_t gpus, bool json) {
 
 namespace {
 
-const char* to_text(spec::GradAccumFusion g) {
-  switch (g) {
-    case spec::GradAccumFusion::off: return "off";
-    case spec::GradAccumFusion::on: return "on";
-    case spec::GradAccumFusion::fp32_only: return "fp32_only";
-  }
-  return "?";
-}
-
 // Every switch of a stack, under the key its file gives it (calibration/stacks/*.json).
 nlohmann::json software_json(const spec::Software& w) {
   return {{"attention", spec::to_string(w.attention)},
@@ -160,8 +151,8 @@ nlohmann::json software_json(const spec::Software& w) {
           {"overlap_param_gather", w.overlap_param_gather},
           {"overlap_p2p_comm", w.overlap_p2p_comm},
           {"main_grads", spec::to_string(w.main_grads)},
-          {"grad_accumulation_fusion", to_text(w.grad_accumulation_fusion)},
-          {"zero3_gather", w.zero3_gather == spec::Zero3Gather::layer ? "layer" : "module"},
+          {"grad_accumulation_fusion", spec::to_string(w.grad_accumulation_fusion)},
+          {"zero3_gather", spec::to_string(w.zero3_gather)},
           {"zero3_prefetch", w.zero3_prefetch},
           {"zero3_gather_cpu_us", w.zero3_gather_cpu_us},
           {"zero3_list_collectives", w.zero3_list_collectives},

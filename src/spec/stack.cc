@@ -144,6 +144,17 @@ Software software_on(const Stack& stack, const std::string& gpu, bool moe, std::
   return s;
 }
 
+const char* to_string(GradAccumFusion g) {
+  switch (g) {
+    case GradAccumFusion::off: return "off";
+    case GradAccumFusion::on: return "on";
+    case GradAccumFusion::fp32_only: return "fp32_only";
+  }
+  return "?";
+}
+
+const char* to_string(Zero3Gather g) { return g == Zero3Gather::layer ? "layer" : "module"; }
+
 const char* to_string(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "unfused"; }
 
 const char* to_string(MainGrads g) {

@@ -203,6 +203,8 @@ inline constexpr const char* kDefaultFramework = "megatron-core";
 [[nodiscard]] const char* to_string(MoeDispatcher d);
 [[nodiscard]] const char* to_string(CrossEntropy c);
 [[nodiscard]] const char* to_string(OptimizerImpl o);
+[[nodiscard]] const char* to_string(GradAccumFusion g);
+[[nodiscard]] const char* to_string(Zero3Gather g);
 /// "none", "full_iteration", or the captured scopes joined by ",": "attn,moe_router".
 [[nodiscard]] std::string to_string(const CudaGraphs& g);
 /// Parses that form (what stack files, recipes and --cuda-graphs write); throws SpecError naming
