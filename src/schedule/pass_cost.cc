@@ -193,7 +193,31 @@ void add_cp(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
 //   bytes shrink to the expected number of distinct destination nodes; inside one NVLink domain it
 //   is the all-to-all. Uniform routing: a node's E/N experts all miss a token's top-k with
 //   probability C(E - E/N, k) / C(E, k).
-// With moe_a2a_overlap the traffic runs under another micro-batch's compute; what exceeds it shows.
+// With moe_a2a_overlap (Megatron-Core's combined 1F1B, docs/research/ep-a2a-overlap.md) a
+// micro-batch's dispatch and combine run on a second stream under another micro-batch's compute
+// (the forward of micro-batch i+1 beside the backward of i): what exceeds that compute shows.
+// - Passes without a partner keep their traffic exposed: on each pipeline rank the warmup
+//   forwards and the cooldown backwards, (pp-1)*2 + (vp-1)*pp + 1 model chunks of the first
+//   stage's m*vp (megatron/core/pipeline_parallel/schedules.py get_pp_rank_microbatches, one more
+//   warmup micro-batch with the overlap; with pp 1, the first forward and the last backward).
+// - While the traffic runs, its kernels hold SMs the compute cannot use (NCCL CTAs never share an
+//   SM with compute kernels, NVIDIA/nccl #689): the compute under it runs on the rest, so each
+//   second hidden costs held / (sm_count - held) of compute time. NCCL's all-to-all is one
+//   SendRecv kernel of 32 CTAs (its p2p channels: "32 p2p channels" in NCCL's init logs on H100
+//   and B200 systems; 32 CTAs per call on GB300, NVIDIA/nccl #2421); DeepEP keeps 20 SMs
+//   (Megatron-Core moe_deepep_num_sms, whose "about a 20% GEMM-efficiency cost" the Megatron-Core
+//   MoE report measured; HybridEP's default is 16-24). Published A/Bs on 16 H100s, Qwen3-30B-A3B
+//   EP16: alltoall 41.25 -> 31.31 s (x1.32, Megatron-Bridge PR #3862), HybridEP 24.71 -> 20.99 s
+//   (x1.18, PR #5094); test "schedule: expert-parallel overlap...".
+double ep_overlap_comm_sms(spec::MoeDispatcher d) { return d == spec::MoeDispatcher::flex ? 20.0 : 32.0; }
+
+double ep_overlap_unpaired_share(const StepSpec& s) {
+  double m = static_cast<double>(s.train.global_batch) / static_cast<double>(s.train.micro_batch * s.par.dp);
+  double pp = static_cast<double>(s.par.pp), vp = static_cast<double>(s.par.vp);
+  double warmup = (pp - 1) * 2 + (vp - 1) * pp + 1;
+  return std::clamp(warmup / std::max(m * vp, 1.0), 0.0, 1.0);
+}
+
 void add_ep(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh, Seconds compute) {
   if (!s.model->is_moe() || s.par.ep == 1) return;
   Seconds comm{0};
@@ -220,8 +244,10 @@ void add_ep(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
     }
   }
   if (s.software.moe_a2a_overlap) {
-    Seconds hidden = std::min(comm, compute);
-    comm = comm - hidden + hidden * s.cal->compute.overlap_slowdown;
+    double sms = static_cast<double>(s.cluster->gpu.sm_count), held = ep_overlap_comm_sms(s.software.moe_dispatcher);
+    double slowdown = sms > held ? held / (sms - held) : s.cal->compute.overlap_slowdown;
+    Seconds hidden = std::min(comm, compute) * (1 - ep_overlap_unpaired_share(s));
+    comm = comm - hidden + hidden * slowdown;
   }
   add(p, Category::ep_comm, comm);
 }
