@@ -45,11 +45,12 @@ struct Plan {
 };
 
 /// Simulates every candidate (each thread owns its network backend and simulator state) and
-/// ranks by the objective; ties broken by a fixed order of the layout fields, so the ranking is
+/// ranks by the objective; ties broken by peak memory, then a fixed order of the layout fields, so the ranking is
 /// identical for any thread count.
 [[nodiscard]] std::vector<Result> evaluate(const Request& r, const std::vector<Candidate>& cands, const Options& o);
 
-/// Sorts results best first: by objective, ties by a fixed order of the layout fields.
+/// Sorts results best first: by objective, ties by peak memory (less first), then by a fixed
+/// order of the layout fields.
 void rank(std::vector<Result>& results);
 
 /// enumerate() then evaluate() (of the options' shard).
