@@ -235,9 +235,16 @@ std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision, const Fu
   // Rotary embedding (Megatron-Core apply_rope_fusion: one fused kernel) rotates Q and K in place.
   // Unfused (torchtitan apply_rotary_emb): per tensor an fp32 upcast (read 2, write 4), a complex
   // multiply (read 8, write 8) and the cast back (read 4, write 2), three kernels each.
+  // Megatron-Core with fusion on but YaRN-scaled cos and sin falls back to its own unfused
+  // _apply_rotary_pos_emb_bshd (rope_utils.py, since Megatron-LM PR #2038, 2025-10: "mscale is
+  // not supported by TE's fused RoPE"): t * cos (read 2, write 2), rotate_half's negation of one
+  // half and cat (1 + 1, 2 + 2), * sin (2, 2), the add (4, 2) and the closing cat with the
+  // unrotated rest (2, 2): 24 bytes per element in 6 kernels (gpt-oss).
+  double qk = s.tokens * (s.q_width + s.kv_width);
   if (s.rotary)
-    e.push_back(fused.rope ? memory("attn.rope", s.tokens * (s.q_width + s.kv_width), 2 * kAct)
-                           : memory("attn.rope", s.tokens * (s.q_width + s.kv_width), 28, 6));
+    e.push_back(!fused.rope          ? memory("attn.rope", qk, 28, 6)
+                : s.rope_scaled      ? memory("attn.rope", qk, 24, 6)
+                                     : memory("attn.rope", qk, 2 * kAct));
   if (s.cp > 1) {
     // Ring attention (Transformer Engine AttnFuncWithCPAndKVP2P.forward): K and V are packed into
     // one p2p buffer (read 2, write 2), the output is zeroed and each of the cp partial results
@@ -510,8 +517,14 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
   // probabilities' gradient) and writes the routed rows' gradients -- 2 + 6 bytes per routed row
   // and element against the forward's 4 + 4 (Transformer Engine moe_permute / moe_unpermute
   // backward); the sort by local expert is the same copy with the inverse order.
+  // Megatron's unfused RoPE backward: the gradient times cos and times sin (2 + 2 each), the
+  // negation's and chunk's inverses (1 + 1, 2 + 2) and the two branches summed (4 + 2): 20 bytes
+  // per element against the forward's 24.
+  bool megatron_unfused_rope = fusions.rope && s.rope_scaled;
   for (Op& e : layer_elementwise(s, precision, fusions)) {
-    double k = e.name == "moe.permute" || e.name == "moe.sort_chunks" ? 1.0 : 2.0;
+    double k = e.name == "moe.permute" || e.name == "moe.sort_chunks" ? 1.0
+               : e.name == "attn.rope" && megatron_unfused_rope  ? 20.0 / 24.0
+                                                                 : 2.0;
     e.name += ".bwd";
     e.bytes = e.bytes * k;
     ops.push_back(std::move(e));

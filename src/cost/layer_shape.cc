@@ -39,6 +39,7 @@ LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, std::int
   s.gate = m.gated() ? 2.0 : 1.0;
   s.sp = par.sequence_parallel ? 1.0 / s.tp : 1.0;
   s.rotary = m.position_embedding == spec::PositionEmbedding::rotary;
+  s.rope_scaled = s.rotary && m.rope_mscale != 1.0;
   s.mlp_bias = m.linear_bias == spec::LinearBias::all;
   s.rms_norm = m.norm == spec::Norm::rmsnorm;
   s.qk_norm = m.qk_norm;

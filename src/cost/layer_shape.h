@@ -26,6 +26,7 @@ struct LayerShape {
   double gate = 1;         ///< 2 for gated MLPs (gate and up projections), else 1
   double sp = 1;           ///< share of hidden-size element-wise work: 1/tp with SP, else 1
   bool rotary = false;     ///< rotary position embedding applied to Q and K in every layer
+  bool rope_scaled = false;  ///< its cos and sin carry YaRN's concentration factor (spec::Model::rope_mscale != 1)
   bool mlp_bias = false;   ///< the MLP and projection linears carry biases (Megatron GPT)
   bool rms_norm = false;   ///< RMSNorm (else LayerNorm)
   bool qk_norm = false;    ///< per-head RMSNorm on the queries and keys (spec::Model::qk_norm)

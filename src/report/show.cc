@@ -24,7 +24,8 @@ nlohmann::json model_json(const spec::Model& m, std::int64_t seq) {
                        {"norm", spec::to_string(m.norm)}, {"linear_bias", spec::to_string(m.linear_bias)},
                        {"qk_norm", m.qk_norm}, {"moe_experts", m.moe_experts}, {"moe_topk", m.moe_topk},
                        {"moe_ffn_hidden", m.moe_ffn_hidden}, {"moe_shared_ffn_hidden", m.moe_shared_ffn_hidden},
-                       {"activation_clamp", m.activation_clamp}, {"hidden_dropout", m.hidden_dropout},
+                       {"activation_clamp", m.activation_clamp}, {"rope_mscale", m.rope_mscale},
+                       {"hidden_dropout", m.hidden_dropout},
                        {"attention_dropout", m.attention_dropout}};
   j["parameters"] = p.total(m.layers);
   j["active_parameters"] = p.active(m.layers);

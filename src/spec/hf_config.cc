@@ -2,7 +2,9 @@
 // configuration classes of transformers (models/<family>/configuration_<family>.py):
 // a key a config class defaults is read with that same default, and the family's
 // architecture facts (norm, bias, positions) come from its modeling_<family>.py.
+#include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "core/errors.h"
@@ -21,6 +23,24 @@ Activation gated_activation(ObjectReader& r, const std::string& key) {
   r.fail(key, "expected one of silu, swish, gelu, gelu_pytorch_tanh, gelu_new, got \"" + act + "\"");
 }
 
+// YaRN's concentration factor on cos and sin (transformers modeling_rope_utils.py
+// _compute_yarn_parameters): attention_factor if given; else, with both mscale and
+// mscale_all_dim (DeepSeek-V3, Kimi K2), get_mscale(factor, mscale) / get_mscale(factor,
+// mscale_all_dim); else get_mscale(factor) = 0.1 ln(factor) + 1 (gpt-oss: 1.347). Other rope
+// scalings (Llama 3's, linear, dynamic) leave cos and sin unscaled: 1.
+double rope_mscale(ObjectReader& r) {
+  if (!r.has("rope_scaling")) return 1.0;
+  ObjectReader s = r.object("rope_scaling");
+  std::string type = s.optional_string("rope_type").value_or(s.optional_string("type").value_or(""));
+  if (type != "yarn") return 1.0;
+  double factor = s.positive("factor");
+  auto get_mscale = [&](double m) { return factor <= 1 ? 1.0 : 0.1 * m * std::log(factor) + 1.0; };
+  if (auto a = s.optional_positive("attention_factor")) return *a;
+  std::optional<double> mscale = s.optional_positive("mscale", true), all = s.optional_positive("mscale_all_dim", true);
+  if (mscale && all && *mscale != 0 && *all != 0) return get_mscale(*mscale) / get_mscale(*all);
+  return get_mscale(1.0);
+}
+
 // The keys every rotary, RMSNorm decoder family names alike (Llama and its descendants,
 // DeepSeek-V3, gpt-oss): sizes, vocabulary, positions, tying.
 Model read_rotary_decoder(ObjectReader& r) {
@@ -35,6 +55,7 @@ Model read_rotary_decoder(ObjectReader& r) {
   m.position_embedding = PositionEmbedding::rotary;
   m.max_position = r.optional_integer("max_position_embeddings", 1, kMax).value_or(0);
   m.tied_embeddings = r.optional_boolean("tie_word_embeddings").value_or(false);
+  m.rope_mscale = rope_mscale(r);
   m.norm = Norm::rmsnorm;
   // These families' modeling code has attention dropout only (on the softmax, default 0.0).
   m.hidden_dropout = 0;

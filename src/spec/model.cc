@@ -71,6 +71,10 @@ Model read_native(ObjectReader& r) {
   if (m.activation_clamp > 0 && !m.gated())
     r.fail("activation_clamp", std::string("expected a gated activation (swiglu, gated_gelu) to clamp, got ") +
                                    to_string(m.activation));
+  m.rope_mscale = r.optional_positive("rope_mscale").value_or(1.0);
+  if (m.rope_mscale != 1.0 && m.position_embedding != PositionEmbedding::rotary)
+    r.fail("rope_mscale", std::string("expected rotary position embeddings to scale, got position_embedding ") +
+                              to_string(m.position_embedding));
   m.hidden_dropout = read_probability(r, "hidden_dropout").value_or(0.1);
   m.attention_dropout = read_probability(r, "attention_dropout").value_or(0.1);
   r.finish();

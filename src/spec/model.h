@@ -61,6 +61,13 @@ struct Model {
   /// A clamped GLU (gpt-oss swiglu_limit 7): the gate clamped from above and the linear half to
   /// [-c, c] before the activation; 0 = no clamp. Needs a gated activation.
   double activation_clamp = 0;
+  /// YaRN's concentration factor on the rotary cos and sin (Hugging Face rope_scaling's
+  /// attention_factor; Megatron-Core yarn_rotary_pos_embedding.py _yarn_get_concentration_factor:
+  /// 0.1 ln(factor) + 1 unless mscale and mscale_all_dim are both given, then their ratio). gpt-oss
+  /// 1.347 (factor 32); DeepSeek-V3 and Kimi K2 1 (mscale = mscale_all_dim); 1 = none. Megatron-Core
+  /// runs its unfused RoPE when it is not 1 (rope_utils.py apply_rotary_pos_emb: "mscale is not
+  /// supported by TE's fused RoPE").
+  double rope_mscale = 1.0;
   /// Dropout probabilities (Megatron-LM --hidden-dropout, --attention-dropout; their default 0.1,
   /// what GPT-3-era runs trained with; Llama-era models train with 0). Hidden dropout (after the
   /// attention and MLP blocks, and on the embeddings) keeps a 1-byte mask per element for the

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 
 #include "core/errors.h"
@@ -191,6 +192,26 @@ TEST_CASE("spec::parse_model: cross-field errors point at the config's own key",
                     Equals("config.json:/num_experts_per_tok: expected at most moe_experts (8), got 9"));
 }
 
+TEST_CASE("spec::load_model: YaRN's concentration factor from rope_scaling, as transformers computes it", "[spec]") {
+  // gpt-oss: no mscale keys, so 0.1 ln(32) + 1; DeepSeek-V3 and Kimi K2: mscale = mscale_all_dim,
+  // so 1; Llama 3 (no rope_scaling in the fixture) 1.
+  CHECK_THAT(load_model(fixture("gpt-oss-120b")).rope_mscale, WithinRel(0.1 * std::log(32.0) + 1, 1e-12));
+  CHECK(load_model(fixture("deepseek-v3")).rope_mscale == 1.0);
+  CHECK(load_model(fixture("kimi-k2")).rope_mscale == 1.0);
+  CHECK(load_model(fixture("llama3-8b")).rope_mscale == 1.0);
+  dtsim::test::TempDir tmp;
+  auto with = [&](const std::string& scaling) {
+    std::string cfg = R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+        "intermediate_size": 128, "vocab_size": 1000, "rope_scaling": )" + scaling + "}";
+    return load_model(tmp.write("config.json", cfg)).rope_mscale;
+  };
+  CHECK(with(R"({"rope_type": "yarn", "factor": 4.0, "attention_factor": 1.5})") == 1.5);
+  CHECK_THAT(with(R"({"type": "yarn", "factor": 40, "mscale": 0.707, "mscale_all_dim": 1.0})"),
+             WithinRel((0.1 * 0.707 * std::log(40.0) + 1) / (0.1 * std::log(40.0) + 1), 1e-12));
+  CHECK(with(R"({"rope_type": "llama3", "factor": 8.0})") == 1.0);
+  CHECK(with("null") == 1.0);
+}
+
 TEST_CASE("spec::load_model: MoE configs (DeepSeek-V3, Kimi K2, gpt-oss, Qwen3-MoE) give the presets' models", "[spec]") {
   // Each config reads to the architecture of its preset in models/ (which cites the same keys):
   // same layers, MLA, dense leading layers, MTP, experts, windows; hence the same parameters.
@@ -211,6 +232,7 @@ TEST_CASE("spec::load_model: MoE configs (DeepSeek-V3, Kimi K2, gpt-oss, Qwen3-M
     CHECK(hf.sliding_window_full_every == p.sliding_window_full_every);
     CHECK(hf.qk_norm == p.qk_norm);
     CHECK(hf.activation_clamp == p.activation_clamp);
+    CHECK_THAT(hf.rope_mscale, WithinRel(p.rope_mscale, 1e-4));
     CHECK(hf.hidden_dropout == p.hidden_dropout);
     CHECK(hf.attention_dropout == p.attention_dropout);
     CHECK_THAT(dtsim::cost::count_params(hf).total(hf.layers),
