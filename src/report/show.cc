@@ -52,7 +52,8 @@ std::string model_text(const spec::Model& m, std::int64_t seq) {
          std::to_string(m.heads) + " heads (" + std::to_string(m.kv_heads) + " kv, head_dim " +
          std::to_string(m.head_dim) + "), ffn " + std::to_string(m.ffn_hidden) + " " +
          spec::to_string(m.activation) + ", vocab " + std::to_string(m.vocab) + "\n";
-  out += std::string("  ") + spec::to_string(m.position_embedding) + " positions, " + spec::to_string(m.norm) +
+  out += std::string("  ") + spec::to_string(m.position_embedding) + " positions" +
+         (m.rope_mscale != 1.0 ? " (YaRN cos/sin x" + fixed(m.rope_mscale, 3) + ")" : "") + ", " + spec::to_string(m.norm) +
          ", bias " + spec::to_string(m.linear_bias) + (m.tied_embeddings ? ", tied" : ", untied") + " embeddings";
   if (m.is_moe())
     out += ", MoE " + std::to_string(m.moe_experts) + " experts top-" + std::to_string(m.moe_topk) + " (ffn " +
