@@ -8,6 +8,7 @@
 #include "spec/job_rules.h"
 #include "imports/imports.h"
 #include "spec/load.h"
+#include "spec/pipeline_layout.h"
 
 namespace dtsim::cli {
 namespace {
@@ -86,6 +87,9 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
                    "mlp, moe_act, mla_up_proj, moe, shared_experts joined by commas (--recompute-modules; "
                    "default: core_attn)");
     app.add_option("--stage-layers", f.stage_layers, "Layers per pipeline stage, comma separated")->delimiter(',');
+    app.add_option("--pipeline-layout", f.pipeline_layout,
+                   "Megatron-Core's pipeline layout (--pipeline-model-parallel-layout), e.g. \"Et|(tt|)*30mL\": "
+                   "one entry per virtual stage (pp x vp), E embedding, t decoder layer, m MTP module, L loss");
   }
   app.add_option("--gbs", f.gbs, "Global batch size (sequences)")->check(CLI::Range(1, 1 << 30));
   app.add_option("--from-megatron", f.from_megatron, "Import a Megatron-LM launch script or args file (flags given win)");
@@ -336,6 +340,17 @@ Job resolve_job(const JobFlags& f) {
   j.par.zero_stage = f.zero;
   j.par.sequence_parallel = f.sp;
   j.par.stage_layers = f.stage_layers;
+  if (!f.pipeline_layout.empty()) {
+    if (!f.stage_layers.empty())
+      throw SpecError("--pipeline-layout", "expected it or --stage-layers, not both, got both");
+    spec::PipelineLayout layout = spec::parse_pipeline_layout(f.pipeline_layout, j.model, j.par.pp, "--pipeline-layout");
+    if (layout.vp != j.par.vp)
+      throw SpecError("--pipeline-layout", "expected pp x vp = " + std::to_string(j.par.pp * j.par.vp) +
+                                               " stages (--pp " + std::to_string(j.par.pp) + ", --vp " +
+                                               std::to_string(j.par.vp) + "), got " +
+                                               std::to_string(j.par.pp * layout.vp));
+    j.par.stage_layers = layout.stage_layers;
+  }
   j.train = resolve_training(f, j.stack, j.software);
   if ((f.bf16_layers_start < 0 && j.train.bf16_layers_start > 0) || (f.bf16_layers_end < 0 && j.train.bf16_layers_end > 0))
     j.notes.push_back("bf16 layers: first " + std::to_string(j.train.bf16_layers_start) + ", last " +

@@ -36,6 +36,7 @@ struct JobFlags {
   std::string peft = "none", lora_targets;
   std::int64_t lora_rank = 0, sample_len = 0;  ///< 0: LoRA's default rank; one sample per sequence
   std::vector<std::int64_t> stage_layers;
+  std::string pipeline_layout;  ///< Megatron-Core's layout string (spec::parse_pipeline_layout)
   double speed_spread = -1;  ///< < 0: the profile's
   std::string residuals;     ///< dtsim-residuals/1 file; empty: calibration/residuals.json of the data dir
   bool json = false;

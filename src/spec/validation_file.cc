@@ -8,6 +8,7 @@
 #include "spec/json_reader.h"
 #include "spec/load.h"
 #include "spec/model_rules.h"
+#include "spec/pipeline_layout.h"
 
 namespace dtsim::spec {
 namespace {
@@ -235,6 +236,7 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
     if (auto g = e.optional_string("cuda_graphs")) f.cuda_graphs = parse_cuda_graphs(*g, e.where("cuda_graphs"));
     if (auto o = e.optional_string("tp_overlap_rs")) f.tp_overlap_rs = parse_tp_overlap_rs(*o, e.where("tp_overlap_rs"));
     f.mtp_layers = e.optional_integer("mtp_layers", 0, 64);
+    f.pipeline_layout = e.optional_string("pipeline_layout");
     if (auto r = e.optional_choice("fp8_recipe", {"delayed", "current", "mxfp8"})) f.fp8_recipe = static_cast<Fp8Recipe>(*r);
     if (auto m = e.optional_string("recompute_modules")) {
       f.recompute_modules = parse_recompute_modules(*m, e.where("recompute_modules"));
@@ -309,6 +311,8 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            facts.tp_overlap_rs ? to_string(*facts.tp_overlap_rs) : "", recipes, facts, c);
       fill(c.mtp_layers, facts.mtp_layers, "mtp_layers", facts.mtp_layers ? std::to_string(*facts.mtp_layers) : "",
            recipes, facts, c);
+      fill(c.pipeline_layout, facts.pipeline_layout, "pipeline_layout", facts.pipeline_layout.value_or(""), recipes,
+           facts, c);
       fill(c.fp8_recipe, facts.fp8_recipe, "fp8_recipe", facts.fp8_recipe ? to_string(*facts.fp8_recipe) : "", recipes,
            facts, c);
       fill(c.recompute_modules, facts.recompute_modules, "recompute_modules",
@@ -356,6 +360,14 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   }
   if (c.mtp_layers) m.mtp_layers = *c.mtp_layers;
   rc.par = Parallel{.tp = c.tp, .pp = c.pp, .dp = c.dp, .cp = c.cp, .ep = c.ep, .vp = c.vp};
+  if (c.pipeline_layout) {  // the recipe's layout, which the recipes file gave (noted with its source)
+    std::string at = file + ":" + c.pointer + "/pipeline_layout";
+    PipelineLayout layout = parse_pipeline_layout(*c.pipeline_layout, m, c.pp, at);
+    if (layout.vp != c.vp)
+      throw SpecError(at, "expected pp x vp = " + std::to_string(c.pp * c.vp) + " stages, got " +
+                              std::to_string(c.pp * layout.vp));
+    rc.par.stage_layers = layout.stage_layers;
+  }
   // A null field takes the stack's recipe default, else the README's generic rule.
   const StackDefaults& d = stack.defaults;
   std::string recipe = " (" + stack.label() + " recipes)";

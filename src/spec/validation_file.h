@@ -56,6 +56,7 @@ struct ValidationCase {
   std::optional<CudaGraphs> cuda_graphs;
   std::optional<TpOverlapRs> tp_overlap_rs;  ///< the recipe's TP reduce-scatter overlaps (ub config)
   std::optional<std::int64_t> mtp_layers;  ///< the run's MTP modules, when it differs from the preset's
+  std::optional<std::string> pipeline_layout;  ///< the recipe's Megatron-Core pipeline layout (spec::parse_pipeline_layout)
   std::optional<Fp8Recipe> fp8_recipe;     ///< the run's fp8 scaling (the case's "fp8" covers every recipe)
   std::optional<std::uint32_t> recompute_modules;  ///< selective recompute's modules (recompute_module bits)
   std::optional<bool> fp8_param_gather;     ///< fp8 parameters, all-gathered in fp8 (NeMo fp8_params)
@@ -99,6 +100,7 @@ struct RecipeFacts {
   std::optional<CudaGraphs> cuda_graphs;
   std::optional<TpOverlapRs> tp_overlap_rs;  ///< the recipe's TP reduce-scatter overlaps (ub config)
   std::optional<std::int64_t> mtp_layers;
+  std::optional<std::string> pipeline_layout;
   std::optional<Fp8Recipe> fp8_recipe;
   std::optional<std::uint32_t> recompute_modules;
   std::optional<bool> fp8_param_gather;

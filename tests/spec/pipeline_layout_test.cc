@@ -1,0 +1,94 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+#include "helpers.h"
+#include "spec/load.h"
+#include "spec/pipeline_layout.h"
+
+using dtsim::SpecError;
+using dtsim::spec::parse_pipeline_layout;
+using Catch::Matchers::Contains;
+using V = std::vector<std::int64_t>;
+
+namespace {
+
+dtsim::spec::Model deepseek() { return dtsim::spec::load_model(dtsim::test::source_path("models/deepseek-v3.json")); }
+
+}  // namespace
+
+TEST_CASE("spec::parse_pipeline_layout: Megatron-Bridge's DeepSeek-V3 layouts", "[spec]") {
+  dtsim::spec::Model m = deepseek();
+  REQUIRE(m.layers == 61);
+  REQUIRE(m.mtp_layers == 1);
+  // The recipe map's (16,1) entry: [embedding + 4] + 14 x [4] + [1 + MTP + loss].
+  auto b200 = parse_pipeline_layout("Et*4|(t*4|)*14tmL", m, 16, "--pipeline-layout");
+  CHECK(b200.vp == 1);
+  V expect(16, 4);
+  expect.back() = 1;
+  CHECK(b200.stage_layers == expect);
+  // The same string over 4 ranks is 4 chunks each: virtual stage k runs on rank k % 4, so the
+  // last rank holds 4 + 4 + 4 + 1.
+  auto gb200 = parse_pipeline_layout("Et*4|(t*4|)*14tmL", m, 4, "x");
+  CHECK(gb200.vp == 4);
+  CHECK(gb200.stage_layers == V{16, 16, 16, 13});
+  // H100: "Et|(tt|)*30mL", 32 virtual stages over pp 8: rank 0 holds 1 + 2 + 2 + 2, rank 7
+  // 2 + 2 + 2 + 0 (its last chunk is the MTP module and the loss alone).
+  auto h100 = parse_pipeline_layout("Et|(tt|)*30mL", m, 8, "x");
+  CHECK(h100.vp == 4);
+  CHECK(h100.stage_layers == V{7, 8, 8, 8, 8, 8, 8, 6});
+  // Commas are cosmetic, as in Megatron's parser.
+  CHECK(parse_pipeline_layout("Et*4|(t*4|)*14,t,m,L", m, 16, "x").stage_layers == expect);
+}
+
+TEST_CASE("spec::parse_pipeline_layout: what Megatron-Core rejects, and a standalone MTP stage", "[spec]") {
+  dtsim::spec::Model m = deepseek();
+  auto bad = [&](const std::string& layout, std::int64_t pp, const std::string& says) {
+    INFO(layout);
+    CHECK_THROWS_WITH(parse_pipeline_layout(layout, m, pp, "--pipeline-layout"), Contains(says));
+    try {
+      (void)parse_pipeline_layout(layout, m, pp, "--pipeline-layout");
+    } catch (const SpecError& e) {
+      CHECK(std::string(e.what()).rfind("--pipeline-layout", 0) == 0);
+    }
+  };
+  bad("Et*4|(t*4|)*14tmL", 3, "expected a multiple of pp (3) stages");
+  bad("Et*4|(t*4|)*14tm", 16, "expected the loss 'L' once, as the last layer");
+  bad("t*4|(t*4|)*14tEmL", 16, "expected the embedding 'E' once, as the first layer");
+  bad("Et*4|(t*4|)*14ttmL", 16, "expected 61 decoder layers 't' (the model's), got 62");
+  bad("Et*4|(t*4|)*14tL", 16, "expected 1 MTP modules 'm' (the model's), got 0");
+  bad("Et*4|(t*4|)*13t*4m|tL", 16, "every decoder layer 't' before the MTP modules");
+  bad("Et*4|(t*4|)*13t*5m|L", 16, "expected the MTP modules 'm' in the last stage, beside the loss");
+  bad("Et*4|(t*4|)*14txL", 16, "got 'x'");
+  bad("Et*4|((t*4|)*2)*7tmL", 16, "groups do not nest");
+  bad("Et*4|(t*4|)14tmL", 16, "expected \"*n\" after the group");
+  bad("Et*|(t*4|)*14tmL", 16, "repeat count");
+  bad("E(t)*9999999mL", 1, "repeat count");
+  bad("E(t*999999|)*999999mL", 1, "at most 1048576 layers once unrolled");
+}
+
+TEST_CASE("cli simulate --pipeline-layout: the layout's stages, and a clear error", "[cli]") {
+  std::string job = "simulate --model deepseek-v3 --cluster dgx-b200 --gpus 256 --pp 16 --ep 8 --mbs 1 --gbs 2048 "
+                    "--precision fp8 --fp8-recipe mxfp8 --json";
+  auto run = [&](const std::string& flags) {
+    dtsim::test::Run r = dtsim::test::run_dtsim(job + " " + flags);
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  nlohmann::json layout = run("--pipeline-layout 'Et*4|(t*4|)*14tmL'");
+  V expect(16, 4);
+  expect.back() = 1;
+  CHECK(layout.at("config").at("stage_layers").get<V>() == expect);
+  CHECK(run("--stage-layers " + std::string("4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,1")).at("step_time_s") ==
+        layout.at("step_time_s"));
+  dtsim::test::Run both = dtsim::test::run_dtsim(job + " --pipeline-layout 'Et*4|(t*4|)*14tmL' --stage-layers 4,4");
+  CHECK(both.status == 2);
+  CHECK_THAT(both.err, Contains("--pipeline-layout: expected it or --stage-layers, not both"));
+  dtsim::test::Run vp = dtsim::test::run_dtsim(job + " --pipeline-layout 'Et|(tt|)*30mL'");
+  CHECK(vp.status == 2);
+  CHECK_THAT(vp.err, Contains("--pipeline-layout: expected pp x vp = 16 stages (--pp 16, --vp 1), got 32"));
+}
