@@ -3,7 +3,9 @@
 
 #include <limits>
 
+#include "core/errors.h"
 #include "core/text.h"
+#include "spec/pipeline_layout.h"
 
 namespace dtsim::imports {
 namespace {
@@ -20,6 +22,22 @@ void add(std::vector<std::string>& out, const char* flag, const std::optional<bo
 
 }  // namespace
 
+void set_pipeline_layout(JobDraft& j, const std::string& layout, const std::string& where, const std::string& vp_where,
+                         std::vector<std::string>& notes) {
+  std::int64_t stages = spec::pipeline_layout_stages(layout, where), pp = j.pp.value_or(1);
+  if (stages % pp != 0)
+    throw SpecError(where, "expected a multiple of the pipeline size (" + std::to_string(pp) + ") stages, got " +
+                               std::to_string(stages) + " in \"" + layout + "\"");
+  if (j.vp && *j.vp != stages / pp)
+    throw SpecError(vp_where, "expected " + std::to_string(stages / pp) + " virtual stages per rank (the layout's " +
+                                  std::to_string(stages) + " over pp " + std::to_string(pp) + "), got " +
+                                  std::to_string(*j.vp));
+  j.pipeline_layout = layout;
+  j.vp = stages / pp;
+  notes.push_back("pipeline layout \"" + layout + "\": " + std::to_string(stages) + " virtual stages, vp = " +
+                  std::to_string(*j.vp));
+}
+
 std::vector<std::string> job_flags(const JobDraft& j) {
   std::vector<std::string> out;
   add(out, "--model", j.model);
@@ -31,6 +49,7 @@ std::vector<std::string> job_flags(const JobDraft& j) {
   add(out, "--cp", j.cp);
   add(out, "--ep", j.ep);
   add(out, "--etp", j.etp);
+  add(out, "--pipeline-layout", j.pipeline_layout);
   if (j.sp) out.push_back("--sp");
   add(out, "--mbs", j.mbs);
   add(out, "--gbs", j.gbs);

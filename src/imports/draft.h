@@ -25,11 +25,17 @@ struct JobDraft {
   std::optional<int> zero;
   std::optional<std::string> grad_dtype, optimizer, attention, fp8_recipe;
   std::optional<std::string> tp_overlap_rs;  ///< as --tp-overlap-rs: PROJ,FC2
+  std::optional<std::string> pipeline_layout;  ///< as --pipeline-layout (Megatron-Core's layout string)
   std::optional<bool> tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, fp8_param_gather;
   std::optional<std::string> framework;  ///< a calibration/stacks name
   std::optional<std::string> peft, lora_targets;  ///< as --peft and --lora-targets
   std::optional<std::int64_t> lora_rank;
 };
+
+/// A Megatron-Core pipeline layout read from a config (`where` names it): sets `j.pipeline_layout`
+/// and `j.vp` = its virtual stages / pp, checked against a vp the config also gives (`vp_where`).
+void set_pipeline_layout(JobDraft& j, const std::string& layout, const std::string& where, const std::string& vp_where,
+                         std::vector<std::string>& notes);
 
 /// The flags of `j` in a fixed order: --model --gpus --tp --pp --dp --vp --cp --ep --etp --sp --mbs
 /// --gbs --seq --precision --recompute --recompute-layers --zero --grad-dtype --optimizer, then the software switches, --framework.

@@ -47,6 +47,12 @@ void read_layout(Args& a, JobDraft& j, Imported& out) {
 
 void read_virtual(Args& a, const ModelDraft& d, JobDraft& j, Imported& out) {
   auto vp = a.integer("--virtual-pipeline-model-parallel-size", 1, kMaxDegree);
+  if (auto layout = a.text("--pipeline-model-parallel-layout")) {
+    j.vp = vp;
+    std::string name = "--pipeline-model-parallel-layout";
+    set_pipeline_layout(j, *layout, a.where(name), a.where("--virtual-pipeline-model-parallel-size"), out.notes);
+    return;
+  }
   auto per_chunk = a.integer("--num-layers-per-virtual-pipeline-stage", 1, kMaxSize);
   if (!per_chunk) {
     j.vp = vp;

@@ -52,6 +52,14 @@ void read_layout(Recipe& r, JobDraft& j, Imported& out) {
   j.tp = r.integer(parallel("tensor_model_parallel_size"), 1, kMaxDegree);
   j.pp = r.integer(parallel("pipeline_model_parallel_size"), 1, kMaxDegree);
   j.vp = r.integer(parallel("virtual_pipeline_model_parallel_size"), 1, kMaxDegree);
+  if (auto layout = r.text(parallel("pipeline_model_parallel_layout"))) {
+    auto at = [&](const std::string& key) {
+      auto f = r.find(parallel(key));
+      return f ? r.where(*f) : r.file();
+    };
+    set_pipeline_layout(j, *layout, at("pipeline_model_parallel_layout"), at("virtual_pipeline_model_parallel_size"),
+                        out.notes);
+  }
   j.cp = r.integer(parallel("context_parallel_size"), 1, kMaxDegree);
   j.ep = r.integer(parallel("expert_model_parallel_size"), 1, kMaxDegree);
   j.etp = r.integer(parallel("expert_tensor_parallel_size"), 1, kMaxDegree);

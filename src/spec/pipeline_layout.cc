@@ -74,6 +74,11 @@ std::string unroll(const std::string& text, const std::string& where) {
 
 }  // namespace
 
+std::int64_t pipeline_layout_stages(const std::string& text, const std::string& where) {
+  std::string flat = unroll(text, where);
+  return static_cast<std::int64_t>(std::count(flat.begin(), flat.end(), '|')) + 1;
+}
+
 PipelineLayout parse_pipeline_layout(const std::string& text, const Model& m, std::int64_t pp,
                                      const std::string& where) {
   std::string flat = unroll(text, where);

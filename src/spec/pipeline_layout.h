@@ -19,6 +19,10 @@ struct PipelineLayout {
   std::vector<std::int64_t> stage_layers;  ///< decoder layers per pipeline rank, all its chunks
 };
 
+/// The number of virtual stages `text` lists (its '|'-separated entries once unrolled); throws
+/// SpecError naming `where` on a malformed string. What an importer needs to derive vp.
+[[nodiscard]] std::int64_t pipeline_layout_stages(const std::string& text, const std::string& where);
+
 /// Reads `text` for `pp` pipeline ranks. Checks what Megatron-Core's validate_layer_layout checks
 /// (the embedding first and the loss last, once each; the model's decoder layers and MTP modules,
 /// the MTP modules after every decoder layer) and what dtsim can price: the MTP modules in the

@@ -70,6 +70,22 @@ TEST_CASE("imports::from_megatron: an args file with GQA, SwiGLU, interleaving a
   CHECK_THAT(r.ignored, VectorContains(std::string("--tokenizer-model (data and tokenizer files: not simulated)")));
 }
 
+TEST_CASE("imports::from_megatron: a custom pipeline layout sets the layout and vp", "[imports]") {
+  // DeepSeek-V3's H100 layout: 32 virtual stages over pp 8, so vp 4 (Megatron derives it too).
+  Imported r = args("--pipeline-model-parallel-size 8 --pipeline-model-parallel-layout 'Et|(tt|)*30mL'");
+  CHECK_THAT(r.flags, VectorContains(std::string("--pipeline-layout")));
+  CHECK_THAT(r.flags, VectorContains(std::string("Et|(tt|)*30mL")));
+  auto vp = std::find(r.flags.begin(), r.flags.end(), "--vp");
+  REQUIRE(vp != r.flags.end());
+  CHECK(*(vp + 1) == "4");
+  CHECK(has_note(r, "pipeline layout \"Et|(tt|)*30mL\": 32 virtual stages, vp = 4"));
+  REQUIRE_THROWS_WITH(args("--pipeline-model-parallel-size 8 --virtual-pipeline-model-parallel-size 2 "
+                           "--pipeline-model-parallel-layout 'Et|(tt|)*30mL'"),
+                      Contains("expected 4 virtual stages per rank (the layout's 32 over pp 8), got 2"));
+  REQUIRE_THROWS_WITH(args("--pipeline-model-parallel-size 3 --pipeline-model-parallel-layout 'Et|(tt|)*30mL'"),
+                      Contains("expected a multiple of the pipeline size (3) stages, got 32"));
+}
+
 TEST_CASE("imports::from_megatron: a shape no preset has comes back as a model, with what differs", "[imports]") {
   // Megatron pads 128256 to a multiple of 128 x 4 = 512: ceil(128256 / 512) = 251 -> 128512, one
   // field away from llama3-8b (128256).

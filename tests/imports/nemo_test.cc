@@ -37,6 +37,21 @@ TEST_CASE("imports::from_nemo: the Llama 3 8B recipe", "[imports]") {
   CHECK_THAT(r.ignored, VectorContains(std::string("model.use_flash_attention (attention kernel: dtsim's default is flash)")));
 }
 
+TEST_CASE("imports::from_nemo: a pipeline layout sets --pipeline-layout and vp", "[imports]") {
+  std::string yaml = "model:\n  pipeline_model_parallel_size: 16\n"
+                     "  pipeline_model_parallel_layout: 'Et*4|(t*4|)*14tmL'\n";
+  Imported r = from_nemo(yaml, "dsv3.yaml");
+  auto at = std::find(r.flags.begin(), r.flags.end(), "--pipeline-layout");
+  REQUIRE(at != r.flags.end());
+  CHECK(*(at + 1) == "Et*4|(t*4|)*14tmL");
+  auto vp = std::find(r.flags.begin(), r.flags.end(), "--vp");
+  REQUIRE(vp != r.flags.end());
+  CHECK(*(vp + 1) == "1");
+  CHECK_THROWS_WITH(from_nemo("model:\n  pipeline_model_parallel_size: 16\n  pipeline_model_parallel_layout: 'E(t|'\n",
+                              "bad.yaml"),
+                    Catch::Matchers::Contains("bad.yaml") && Catch::Matchers::Contains("groups do not nest"));
+}
+
 TEST_CASE("imports::from_nemo: a Megatron-Bridge config naming its provider", "[imports]") {
   const std::string yaml = R"(model:
   _target_: megatron.bridge.models.llama.llama_provider.Llama3ModelProvider70B
