@@ -343,13 +343,8 @@ Job resolve_job(const JobFlags& f) {
   if (!f.pipeline_layout.empty()) {
     if (!f.stage_layers.empty())
       throw SpecError("--pipeline-layout", "expected it or --stage-layers, not both, got both");
-    spec::PipelineLayout layout = spec::parse_pipeline_layout(f.pipeline_layout, j.model, j.par.pp, "--pipeline-layout");
-    if (layout.vp != j.par.vp)
-      throw SpecError("--pipeline-layout", "expected pp x vp = " + std::to_string(j.par.pp * j.par.vp) +
-                                               " stages (--pp " + std::to_string(j.par.pp) + ", --vp " +
-                                               std::to_string(j.par.vp) + "), got " +
-                                               std::to_string(j.par.pp * layout.vp));
-    j.par.stage_layers = layout.stage_layers;
+    j.par.stage_layers =
+        spec::parse_pipeline_layout(f.pipeline_layout, j.model, j.par.pp, j.par.vp, "--pipeline-layout");
   }
   j.train = resolve_training(f, j.stack, j.software);
   if ((f.bf16_layers_start < 0 && j.train.bf16_layers_start > 0) || (f.bf16_layers_end < 0 && j.train.bf16_layers_end > 0))

@@ -79,8 +79,8 @@ std::int64_t pipeline_layout_stages(const std::string& text, const std::string& 
   return static_cast<std::int64_t>(std::count(flat.begin(), flat.end(), '|')) + 1;
 }
 
-PipelineLayout parse_pipeline_layout(const std::string& text, const Model& m, std::int64_t pp,
-                                     const std::string& where) {
+std::vector<std::int64_t> parse_pipeline_layout(const std::string& text, const Model& m, std::int64_t pp,
+                                                std::int64_t vp, const std::string& where) {
   std::string flat = unroll(text, where);
   std::vector<std::string> stages{""};
   for (char c : flat) {
@@ -94,9 +94,10 @@ PipelineLayout parse_pipeline_layout(const std::string& text, const Model& m, st
     }
   }
   auto n = static_cast<std::int64_t>(stages.size());
-  if (pp < 1 || n % pp != 0)
-    throw SpecError(where, "expected a multiple of pp (" + std::to_string(pp) + ") stages separated by '|', got " +
-                               std::to_string(n) + " in \"" + text + "\"");
+  if (n != pp * vp)
+    throw SpecError(where, "expected pp x vp = " + std::to_string(pp * vp) + " stages separated by '|' (pp " +
+                               std::to_string(pp) + ", vp " + std::to_string(vp) + "), got " + std::to_string(n) +
+                               " in \"" + text + "\"");
   auto count = [&](char c) {
     std::int64_t k = 0;
     for (const std::string& s : stages) k += std::count(s.begin(), s.end(), c);
@@ -121,13 +122,12 @@ PipelineLayout parse_pipeline_layout(const std::string& text, const Model& m, st
       throw SpecError(where, "expected the MTP modules 'm' in the last stage, beside the loss (dtsim does not price "
                              "a standalone MTP stage), got \"" + text + "\"");
   }
-  PipelineLayout out;
-  out.vp = n / pp;
-  out.stage_layers.assign(static_cast<std::size_t>(pp), 0);
-  for (std::int64_t k = 0; k < n; ++k)
-    out.stage_layers[static_cast<std::size_t>(k % pp)] +=
-        std::count(stages[static_cast<std::size_t>(k)].begin(), stages[static_cast<std::size_t>(k)].end(), 't');
-  return out;
+  std::vector<std::int64_t> layers(static_cast<std::size_t>(pp), 0);
+  for (std::int64_t k = 0; k < n; ++k) {
+    const std::string& s = stages[static_cast<std::size_t>(k)];
+    layers[static_cast<std::size_t>(k % pp)] += std::count(s.begin(), s.end(), 't');
+  }
+  return layers;
 }
 
 }  // namespace dtsim::spec

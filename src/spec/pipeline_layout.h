@@ -13,21 +13,16 @@
 
 namespace dtsim::spec {
 
-/// A layout read for a model and a pipeline size.
-struct PipelineLayout {
-  std::int64_t vp = 1;                     ///< virtual stages per pipeline rank (entries / pp)
-  std::vector<std::int64_t> stage_layers;  ///< decoder layers per pipeline rank, all its chunks
-};
-
 /// The number of virtual stages `text` lists (its '|'-separated entries once unrolled); throws
 /// SpecError naming `where` on a malformed string. What an importer needs to derive vp.
 [[nodiscard]] std::int64_t pipeline_layout_stages(const std::string& text, const std::string& where);
 
-/// Reads `text` for `pp` pipeline ranks. Checks what Megatron-Core's validate_layer_layout checks
-/// (the embedding first and the loss last, once each; the model's decoder layers and MTP modules,
-/// the MTP modules after every decoder layer) and what dtsim can price: the MTP modules in the
-/// last rank's last chunk. Throws SpecError naming `where` otherwise.
-[[nodiscard]] PipelineLayout parse_pipeline_layout(const std::string& text, const Model& m, std::int64_t pp,
-                                                   const std::string& where);
+/// Reads `text` for `pp` pipeline ranks of `vp` chunks each (pp x vp entries) and returns the
+/// decoder layers each rank holds over all its chunks. Checks what Megatron-Core's
+/// validate_layer_layout checks (the embedding first and the loss last, once each; the model's
+/// decoder layers and MTP modules, the MTP modules after every decoder layer) and what dtsim can
+/// price: the MTP modules in the last rank's last chunk. Throws SpecError naming `where` otherwise.
+[[nodiscard]] std::vector<std::int64_t> parse_pipeline_layout(const std::string& text, const Model& m,
+                                                              std::int64_t pp, std::int64_t vp, const std::string& where);
 
 }  // namespace dtsim::spec

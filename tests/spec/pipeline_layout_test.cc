@@ -26,37 +26,32 @@ TEST_CASE("spec::parse_pipeline_layout: Megatron-Bridge's DeepSeek-V3 layouts", 
   REQUIRE(m.layers == 61);
   REQUIRE(m.mtp_layers == 1);
   // The recipe map's (16,1) entry: [embedding + 4] + 14 x [4] + [1 + MTP + loss].
-  auto b200 = parse_pipeline_layout("Et*4|(t*4|)*14tmL", m, 16, "--pipeline-layout");
-  CHECK(b200.vp == 1);
   V expect(16, 4);
   expect.back() = 1;
-  CHECK(b200.stage_layers == expect);
+  CHECK(parse_pipeline_layout("Et*4|(t*4|)*14tmL", m, 16, 1, "--pipeline-layout") == expect);
   // The same string over 4 ranks is 4 chunks each: virtual stage k runs on rank k % 4, so the
   // last rank holds 4 + 4 + 4 + 1.
-  auto gb200 = parse_pipeline_layout("Et*4|(t*4|)*14tmL", m, 4, "x");
-  CHECK(gb200.vp == 4);
-  CHECK(gb200.stage_layers == V{16, 16, 16, 13});
+  CHECK(parse_pipeline_layout("Et*4|(t*4|)*14tmL", m, 4, 4, "x") == V{16, 16, 16, 13});
   // H100: "Et|(tt|)*30mL", 32 virtual stages over pp 8: rank 0 holds 1 + 2 + 2 + 2, rank 7
   // 2 + 2 + 2 + 0 (its last chunk is the MTP module and the loss alone).
-  auto h100 = parse_pipeline_layout("Et|(tt|)*30mL", m, 8, "x");
-  CHECK(h100.vp == 4);
-  CHECK(h100.stage_layers == V{7, 8, 8, 8, 8, 8, 8, 6});
+  CHECK(parse_pipeline_layout("Et|(tt|)*30mL", m, 8, 4, "x") == V{7, 8, 8, 8, 8, 8, 8, 6});
   // Commas are cosmetic, as in Megatron's parser.
-  CHECK(parse_pipeline_layout("Et*4|(t*4|)*14,t,m,L", m, 16, "x").stage_layers == expect);
+  CHECK(parse_pipeline_layout("Et*4|(t*4|)*14,t,m,L", m, 16, 1, "x") == expect);
 }
 
 TEST_CASE("spec::parse_pipeline_layout: what Megatron-Core rejects, and a standalone MTP stage", "[spec]") {
   dtsim::spec::Model m = deepseek();
   auto bad = [&](const std::string& layout, std::int64_t pp, const std::string& says) {
     INFO(layout);
-    CHECK_THROWS_WITH(parse_pipeline_layout(layout, m, pp, "--pipeline-layout"), Contains(says));
+    std::int64_t vp = 1;
+    CHECK_THROWS_WITH(parse_pipeline_layout(layout, m, pp, vp, "--pipeline-layout"), Contains(says));
     try {
-      (void)parse_pipeline_layout(layout, m, pp, "--pipeline-layout");
+      (void)parse_pipeline_layout(layout, m, pp, vp, "--pipeline-layout");
     } catch (const SpecError& e) {
       CHECK(std::string(e.what()).rfind("--pipeline-layout", 0) == 0);
     }
   };
-  bad("Et*4|(t*4|)*14tmL", 3, "expected a multiple of pp (3) stages");
+  bad("Et*4|(t*4|)*14tmL", 3, "expected pp x vp = 3 stages separated by '|' (pp 3, vp 1), got 16");
   bad("Et*4|(t*4|)*14tm", 16, "expected the loss 'L' once, as the last layer");
   bad("t*4|(t*4|)*14tEmL", 16, "expected the embedding 'E' once, as the first layer");
   bad("Et*4|(t*4|)*14ttmL", 16, "expected 61 decoder layers 't' (the model's), got 62");
@@ -90,5 +85,5 @@ TEST_CASE("cli simulate --pipeline-layout: the layout's stages, and a clear erro
   CHECK_THAT(both.err, Contains("--pipeline-layout: expected it or --stage-layers, not both"));
   dtsim::test::Run vp = dtsim::test::run_dtsim(job + " --pipeline-layout 'Et|(tt|)*30mL'");
   CHECK(vp.status == 2);
-  CHECK_THAT(vp.err, Contains("--pipeline-layout: expected pp x vp = 16 stages (--pp 16, --vp 1), got 32"));
+  CHECK_THAT(vp.err, Contains("--pipeline-layout: expected pp x vp = 16 stages separated by '|' (pp 16, vp 1), got 32"));
 }
