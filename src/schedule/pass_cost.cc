@@ -208,7 +208,7 @@ void add_cp(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
 //   (Megatron-Core moe_deepep_num_sms, whose "about a 20% GEMM-efficiency cost" the Megatron-Core
 //   MoE report measured; HybridEP's default is 16-24). Published A/Bs on 16 H100s, Qwen3-30B-A3B
 //   EP16: alltoall 41.25 -> 31.31 s (x1.32, Megatron-Bridge PR #3862), HybridEP 24.71 -> 20.99 s
-//   (x1.18, PR #5094); test "schedule: expert-parallel overlap...".
+//   (x1.18, PR #5094); test "cli simulate --moe-a2a-overlap: the speedups published A/Bs measured".
 double ep_overlap_comm_sms(spec::MoeDispatcher d) { return d == spec::MoeDispatcher::flex ? 20.0 : 32.0; }
 
 double ep_overlap_unpaired_share(const StepSpec& s) {
