@@ -343,7 +343,7 @@ Job resolve_job(const JobFlags& f) {
   if (!f.pipeline_layout.empty()) {
     if (!f.stage_layers.empty())
       throw SpecError("--pipeline-layout", "expected it or --stage-layers, not both, got both");
-    j.par.stage_layers =
+    j.par.chunk_layers =
         spec::parse_pipeline_layout(f.pipeline_layout, j.model, j.par.pp, j.par.vp, "--pipeline-layout");
   }
   j.train = resolve_training(f, j.stack, j.software);

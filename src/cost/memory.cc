@@ -163,7 +163,8 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
   MemoryEstimate est;
   est.capacity = c.gpu.memory;
   StateBytes sb = state_bytes(t, par.zero_stage);
-  std::vector<std::int64_t> layers = stage_layers(m, par);
+  LayerPartition part(m, par);
+  const std::vector<std::int64_t>& layers = part.stage_layers();
   LocalLayerParams lp = local_layer_params(m, par);
   LocalLayerParams lora = local_lora_params(m, par, t);
   LayerShape shape = layer_shape(m, par, t);
@@ -176,7 +177,7 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
   for (std::int64_t st = 0; st < par.pp; ++st) {
     std::int64_t dense_layers = 0;
     for (std::int64_t c = 0; c < par.vp; ++c)
-      dense_layers += leading_layers_in_chunk(layers, par.vp, st, c, m.moe_dense_layers);
+      dense_layers += part.leading_in_chunk(st, c, m.moe_dense_layers);
     double mtp = st == par.pp - 1 ? static_cast<double>(m.mtp_layers) : 0.0;
     double n_layers = static_cast<double>(layers[static_cast<std::size_t>(st)]) + mtp;
     double n_moe = n_layers - static_cast<double>(dense_layers);
@@ -203,7 +204,7 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
     double inflight = inflight_microbatches(par, micro, st);
     // Offloaded layers (the model's first ones) keep their activations in host memory.
     std::int64_t offloaded = 0;
-    for (std::int64_t c = 0; c < par.vp; ++c) offloaded += leading_layers_in_chunk(layers, par.vp, st, c, t.offload_layers);
+    for (std::int64_t c = 0; c < par.vp; ++c) offloaded += part.leading_in_chunk(st, c, t.offload_layers);
     double resident = n_layers - static_cast<double>(offloaded);
     sm.activations = layer_act * (resident * inflight);
     if (t.recompute == Recompute::full && t.recompute_layers > 0) {
@@ -212,8 +213,7 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
       none.recompute = Recompute::none;
       double kept = 0;
       for (std::int64_t c = 0; c < par.vp; ++c)
-        kept += static_cast<double>(std::max<std::int64_t>(
-            0, chunk_layers(layers[static_cast<std::size_t>(st)], par.vp, c) - t.recompute_layers));
+        kept += static_cast<double>(std::max<std::int64_t>(0, part.layers(st, c) - t.recompute_layers));
       kept = std::min(kept, resident);
       sm.activations = layer_act * ((resident - kept) * inflight) +
                        layer_activation_bytes(m, par, none, attn) * (kept * inflight);
@@ -246,7 +246,8 @@ spec::Training least_recompute_that_fits(const spec::Model& m, const spec::Clust
   }
   t.recompute = Recompute::full;
   std::int64_t most = 0;
-  for (std::int64_t s : stage_layers(m, par)) most = std::max(most, chunk_layers(s, par.vp, 0));
+  LayerPartition part(m, par);
+  for (std::int64_t k : part.chunks()) most = std::max(most, k);
   for (std::int64_t n = 1; n < most; ++n) {
     t.recompute_layers = n;
     if (fits()) return t;

@@ -1,11 +1,13 @@
 #include "cost/partition.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace dtsim::cost {
 
 std::vector<std::int64_t> stage_layers(const spec::Model& m, const spec::Parallel& par) {
   if (!par.stage_layers.empty()) return par.stage_layers;
+  if (!par.chunk_layers.empty()) return LayerPartition(par.pp, par.vp, par.chunk_layers).stage_layers();
   std::int64_t p = par.pp;
   std::int64_t base = (m.layers + p - 1) / p;
   std::vector<std::int64_t> out(static_cast<std::size_t>(p), base);
@@ -22,25 +24,39 @@ bool uneven_split(const std::vector<std::int64_t>& layers) {
   return std::adjacent_find(layers.begin(), layers.end(), std::not_equal_to<>()) != layers.end();
 }
 
-std::int64_t chunk_layers(std::int64_t stage_layers, std::int64_t vp, std::int64_t chunk) {
-  return stage_layers / vp + (chunk < stage_layers % vp ? 1 : 0);
+namespace {
+
+// Each stage's layers over its vp chunks as evenly as possible, earlier chunks taking the
+// remainder, in virtual-stage order.
+std::vector<std::int64_t> even_chunks(const std::vector<std::int64_t>& stages, std::int64_t vp) {
+  auto pp = static_cast<std::int64_t>(stages.size());
+  std::vector<std::int64_t> chunks(static_cast<std::size_t>(pp * vp));
+  for (std::int64_t s = 0; s < pp; ++s) {
+    std::int64_t l = stages[static_cast<std::size_t>(s)];
+    for (std::int64_t c = 0; c < vp; ++c) chunks[static_cast<std::size_t>(c * pp + s)] = l / vp + (c < l % vp ? 1 : 0);
+  }
+  return chunks;
 }
 
-std::int64_t chunk_first_layer(const std::vector<std::int64_t>& stage_layers, std::int64_t vp, std::int64_t stage,
-                               std::int64_t chunk) {
-  auto pp = static_cast<std::int64_t>(stage_layers.size());
+}  // namespace
+
+LayerPartition::LayerPartition(const spec::Model& m, const spec::Parallel& par)
+    : LayerPartition(par.pp, par.vp,
+                     par.chunk_layers.empty() ? even_chunks(cost::stage_layers(m, par), par.vp) : par.chunk_layers) {}
+
+LayerPartition::LayerPartition(std::int64_t pp, std::int64_t vp, std::vector<std::int64_t> chunks)
+    : pp_(pp), vp_(vp), chunks_(std::move(chunks)), first_(chunks_.size()), stages_(static_cast<std::size_t>(pp), 0) {
   std::int64_t first = 0;
-  for (std::int64_t c = 0; c <= chunk; ++c)
-    for (std::int64_t s = 0; s < pp && (c < chunk || s < stage); ++s)
-      first += chunk_layers(stage_layers[static_cast<std::size_t>(s)], vp, c);
-  return first;
+  for (std::size_t k = 0; k < chunks_.size(); ++k) {
+    first_[k] = first;
+    first += chunks_[k];
+    stages_[k % static_cast<std::size_t>(pp_)] += chunks_[k];
+  }
 }
 
-std::int64_t leading_layers_in_chunk(const std::vector<std::int64_t>& stage_layers, std::int64_t vp,
-                                     std::int64_t stage, std::int64_t chunk, std::int64_t leading) {
+std::int64_t LayerPartition::leading_in_chunk(std::int64_t stage, std::int64_t chunk, std::int64_t leading) const {
   if (leading <= 0) return 0;
-  std::int64_t n = chunk_layers(stage_layers[static_cast<std::size_t>(stage)], vp, chunk);
-  return std::clamp<std::int64_t>(leading - chunk_first_layer(stage_layers, vp, stage, chunk), 0, n);
+  return std::clamp<std::int64_t>(leading - first_layer(stage, chunk), 0, layers(stage, chunk));
 }
 
 }  // namespace dtsim::cost

@@ -97,7 +97,7 @@ class Planner {
     real_ = std::make_unique<ClusterFlows>(c_, span, intra_, inter_);
   }
 
-  Plan plan(const Graph& g, const std::vector<std::int64_t>& stage_layers) {
+  Plan plan(const Graph& g, const cost::LayerPartition& layers) {
     Plan p;
     const auto& tasks = g.tasks();
     p.list_of.assign(tasks.size(), -1);
@@ -129,10 +129,11 @@ class Planner {
       p.list_of[i] = it->second;
       // A whole pass (not a gradient-bucket slice of the last backward) runs layer by layer.
       bool pass = !comm_task && (t.label.kind == Label::Kind::forward || t.label.kind == Label::Kind::backward) &&
-                  t.label.part < 0 && t.label.chunk >= 0 && stage < static_cast<std::int64_t>(stage_layers.size());
+                  t.label.part < 0 && t.label.chunk >= 0 &&
+                  stage < static_cast<std::int64_t>(layers.stage_layers().size());
       if (pass && it->second >= 0)
         p.rounds[i] = static_cast<std::int32_t>(std::max<std::int64_t>(
-            1, cost::chunk_layers(stage_layers[static_cast<std::size_t>(stage)], par_.vp, t.label.chunk)));
+            1, layers.layers(stage, t.label.chunk)));
     }
     finish(p);
     // A pass whose phases are all fixed delays takes the same time in one round, with fewer events.
@@ -531,7 +532,7 @@ void replay_step(const schedule::StepGraph& step, const spec::Cluster& c, const 
                  const spec::CollectiveCalibration& cal, double overlap_slowdown, engine::Timeline& out,
                  ReplayStats* stats, std::int64_t cotenant_gpus, double max_flows) {
   Planner planner(c, par, cal, cotenant_gpus, max_flows);
-  Plan plan = planner.plan(step.graph, step.stage_layers);
+  Plan plan = planner.plan(step.graph, step.partition);
   const std::size_t n = step.graph.tasks().size();
   constexpr std::size_t kFields = 4;  // per task: start, end, comm, contention
   std::vector<char> raw = detail::in_child("network::replay_step", (n * kFields + 3) * sizeof(std::int64_t), [&](int fd) {

@@ -40,7 +40,8 @@ nlohmann::json config_json(const JobView& j) {
           {"cross_entropy", spec::to_string(j.software.cross_entropy)},
           {"optimizer_impl", spec::to_string(j.software.optimizer_impl)},
           {"tp_overlap_rs", spec::to_string(j.software.tp_overlap_rs)}, {"network", j.network},
-          {"engine", j.engine}, {"stage_layers", cost::stage_layers(*j.model, j.par)}};
+          {"engine", j.engine}, {"stage_layers", cost::stage_layers(*j.model, j.par)},
+          {"chunk_layers", cost::LayerPartition(*j.model, j.par).chunks()}};
 }
 
 nlohmann::json memory_json(const cost::MemoryEstimate& mem) {
@@ -99,6 +100,11 @@ std::string header(const JobView& j) {
     std::string split;
     for (auto l : layers) split += (split.empty() ? "" : ",") + std::to_string(l);
     out += "  uneven pipeline: layers per stage " + split + "\n";
+  }
+  if (!j.par.chunk_layers.empty() && j.par.vp > 1) {
+    std::string chunks;
+    for (auto l : j.par.chunk_layers) chunks += (chunks.empty() ? "" : ",") + std::to_string(l);
+    out += "  pipeline layout: layers per model chunk, in virtual-stage order, " + chunks + "\n";
   }
   for (const std::string& n : j.notes) out += "  note: " + n + "\n";
   return out;

@@ -32,7 +32,7 @@ class Builder {
 
  private:
   std::int64_t layers(std::int64_t stage, std::int64_t chunk) const {
-    return cost::chunk_layers(out_.stage_layers[static_cast<std::size_t>(stage)], v_, chunk);
+    return out_.partition.layers(stage, chunk);
   }
   /// Layers of a chunk by kind: bit 0 a dense layer of an MoE model (its moe_dense_layers), bit 1
   /// a layer an fp8/fp4 run keeps in bf16 (bf16_layers_start/end), bit 2 a layer that does not
@@ -197,7 +197,7 @@ CostId Builder::pass_cost_id(std::int64_t stage, std::int64_t chunk, bool forwar
 
 std::array<std::int64_t, 8> Builder::layer_kinds(std::int64_t stage, std::int64_t chunk) const {
   std::array<std::int64_t, 8> n{};
-  std::int64_t first = cost::chunk_first_layer(out_.stage_layers, v_, stage, chunk), total = s_.model->layers;
+  std::int64_t first = out_.partition.first_layer(stage, chunk), total = s_.model->layers;
   bool low = s_.train.precision == spec::Dtype::fp8 || s_.train.precision == spec::Dtype::fp4;
   bool partial = s_.train.recompute == spec::Recompute::full && s_.train.recompute_layers > 0;
   for (std::int64_t i = first; i < first + layers(stage, chunk); ++i) {
@@ -250,7 +250,7 @@ PassCost Builder::pass_cost(std::int64_t stage, std::int64_t chunk, bool forward
       const LayerCost& x = kind_cost(kind);
       accumulate(c, forward ? x.forward : x.backward, static_cast<double>(k[kind]));
     }
-  if (std::int64_t off = cost::leading_layers_in_chunk(out_.stage_layers, v_, stage, chunk, s_.train.offload_layers))
+  if (std::int64_t off = out_.partition.leading_in_chunk(stage, chunk, s_.train.offload_layers))
     accumulate(c, forward ? lc.offload_forward : lc.offload_backward, static_cast<double>(off));
   // Delayed-scaling fp8: the pass's amax all-reduce. Per Linear, Transformer Engine tracks input,
   // weight and output amaxes forward, output and input gradients backward; 4 Linears per layer
@@ -456,7 +456,7 @@ void Builder::build() {
   v_ = s_.par.vp;
   m_ = spec::micro_batches(s_.par, s_.train);
   zero_sharded_ = s_.par.zero_stage >= 1;
-  out_.stage_layers = cost::stage_layers(*s_.model, s_.par);
+  out_.partition = cost::LayerPartition(*s_.model, s_.par);
   // One cost per kind of layer the model has: its own, its leading dense layers (an MoE model's),
   // both again in bf16 when an fp8/fp4 run keeps some layers there, and all of those without
   // recompute when full recompute covers only the first recompute_layers of each chunk.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cost/partition.h"
 #include "schedule/graph.h"
 #include "schedule/pass_cost.h"
 #include "schedule/pipeline_order.h"
@@ -43,7 +44,7 @@ struct StepGraph {
   std::vector<StreamId> compute;  ///< compute stream of each stage
   std::vector<TaskId> end;        ///< step-end marker of each stage
   std::vector<LayerCost> layer;   ///< per-layer cost (identical for every stage; kept for reports)
-  std::vector<std::int64_t> stage_layers;
+  cost::LayerPartition partition;  ///< layers of each stage's chunks
   BuildScratch scratch;           ///< builder storage, reused by the next build
 };
 

@@ -27,8 +27,12 @@ struct Parallel {
   std::int64_t vp = 1;                 ///< virtual pipeline chunks per stage (interleaving)
   int zero_stage = 0;                  ///< 0..3; Megatron's distributed optimizer = 1
   bool sequence_parallel = false;
-  /// Explicit layers per pipeline stage; empty = balanced (see schedule).
+  /// Explicit layers per pipeline stage; empty = balanced (cost::stage_layers).
   std::vector<std::int64_t> stage_layers;
+  /// Explicit layers per model chunk, pp x vp in Megatron's virtual-stage order (entry k on stage
+  /// k % pp, chunk k / pp), as a Megatron-Core pipeline layout gives them; empty = each stage's
+  /// layers spread evenly over its chunks (cost::LayerPartition). Not with stage_layers.
+  std::vector<std::int64_t> chunk_layers;
   bool operator==(const Parallel&) const = default;
   /// The expert tensor-parallel degree in effect (etp, or tp when 0).
   [[nodiscard]] std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }

@@ -1,5 +1,6 @@
 #include "spec/job_rules.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "core/errors.h"
@@ -75,6 +76,19 @@ void check_batch(const Parallel& p, const Training& t, const FieldNamer& name) {
 }
 
 void check_stage_layers(const Model& m, const Parallel& p, const FieldNamer& name) {
+  if (!p.chunk_layers.empty()) {  // a pipeline layout's, which spec::parse_pipeline_layout checked
+    if (!p.stage_layers.empty())
+      throw SpecError(name("stage_layers"), "expected layers per stage or a pipeline layout, not both, got both");
+    std::int64_t sum = std::accumulate(p.chunk_layers.begin(), p.chunk_layers.end(), std::int64_t{0});
+    if (static_cast<std::int64_t>(p.chunk_layers.size()) != p.pp * p.vp || sum != m.layers ||
+        *std::min_element(p.chunk_layers.begin(), p.chunk_layers.end()) < 0)
+      throw SpecError(name("pipeline_layout"), "expected pp x vp (" + str(p.pp * p.vp) +
+                                                   ") chunks of at least 0 layers summing to the model's " +
+                                                   str(m.layers) + ", got " +
+                                                   str(static_cast<std::int64_t>(p.chunk_layers.size())) +
+                                                   " chunks of " + str(sum));
+    return;
+  }
   if (p.stage_layers.empty()) return;
   if (static_cast<std::int64_t>(p.stage_layers.size()) != p.pp)
     throw SpecError(name("stage_layers"), "expected " + str(p.pp) + " entries (one per pipeline stage), got " +

@@ -122,11 +122,8 @@ std::vector<std::int64_t> parse_pipeline_layout(const std::string& text, const M
       throw SpecError(where, "expected the MTP modules 'm' in the last stage, beside the loss (dtsim does not price "
                              "a standalone MTP stage), got \"" + text + "\"");
   }
-  std::vector<std::int64_t> layers(static_cast<std::size_t>(pp), 0);
-  for (std::int64_t k = 0; k < n; ++k) {
-    const std::string& s = stages[static_cast<std::size_t>(k)];
-    layers[static_cast<std::size_t>(k % pp)] += std::count(s.begin(), s.end(), 't');
-  }
+  std::vector<std::int64_t> layers;
+  for (const std::string& s : stages) layers.push_back(std::count(s.begin(), s.end(), 't'));
   return layers;
 }
 

@@ -18,7 +18,7 @@ namespace dtsim::spec {
 [[nodiscard]] std::int64_t pipeline_layout_stages(const std::string& text, const std::string& where);
 
 /// Reads `text` for `pp` pipeline ranks of `vp` chunks each (pp x vp entries) and returns the
-/// decoder layers each rank holds over all its chunks. Checks what Megatron-Core's
+/// decoder layers of each entry, in its order (Parallel::chunk_layers). Checks what Megatron-Core's
 /// validate_layer_layout checks (the embedding first and the loss last, once each; the model's
 /// decoder layers and MTP modules, the MTP modules after every decoder layer) and what dtsim can
 /// price: the MTP modules in the last rank's last chunk. Throws SpecError naming `where` otherwise.

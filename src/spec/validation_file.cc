@@ -361,7 +361,7 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   if (c.mtp_layers) m.mtp_layers = *c.mtp_layers;
   rc.par = Parallel{.tp = c.tp, .pp = c.pp, .dp = c.dp, .cp = c.cp, .ep = c.ep, .vp = c.vp};
   if (c.pipeline_layout)  // the recipe's layout, which the recipes file gave (noted with its source)
-    rc.par.stage_layers =
+    rc.par.chunk_layers =
         parse_pipeline_layout(*c.pipeline_layout, m, c.pp, c.vp, file + ":" + c.pointer + "/pipeline_layout");
   // A null field takes the stack's recipe default, else the README's generic rule.
   const StackDefaults& d = stack.defaults;

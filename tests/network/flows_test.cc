@@ -234,7 +234,7 @@ TEST_CASE("network::replay_step: a pass's communication runs layer by layer, bet
   spec::Calibration cal = spec::load_calibration(c.calibration);
   auto run = [&](std::int64_t layers, double budget = network::kMaxReplayFlows) {
     schedule::StepGraph step;
-    step.stage_layers = {layers};
+    step.partition = cost::LayerPartition(1, 1, {layers});
     auto compute = step.graph.add_stream(0, "compute"), dp = step.graph.add_stream(0, "dp");
     schedule::Task ar{.stream = dp, .kind = schedule::TaskKind::comm};
     ar.comm = step.graph.add_comm({spec::Collective::all_reduce, schedule::Group::dp, Bytes(512e6)});

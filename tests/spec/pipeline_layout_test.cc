@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "cost/partition.h"
 #include "helpers.h"
 #include "spec/load.h"
 #include "spec/pipeline_layout.h"
@@ -29,12 +30,34 @@ TEST_CASE("spec::parse_pipeline_layout: Megatron-Bridge's DeepSeek-V3 layouts", 
   V expect(16, 4);
   expect.back() = 1;
   CHECK(parse_pipeline_layout("Et*4|(t*4|)*14tmL", m, 16, 1, "--pipeline-layout") == expect);
-  // The same string over 4 ranks is 4 chunks each: virtual stage k runs on rank k % 4, so the
-  // last rank holds 4 + 4 + 4 + 1.
-  CHECK(parse_pipeline_layout("Et*4|(t*4|)*14tmL", m, 4, 4, "x") == V{16, 16, 16, 13});
+  // The same string over 4 ranks is 4 chunks each: virtual stage k runs on rank k % 4, chunk
+  // k / 4, so the last rank holds 4 + 4 + 4 + 1 -- its chunks kept apart.
+  dtsim::spec::Parallel four{.pp = 4, .vp = 4};
+  four.chunk_layers = parse_pipeline_layout("Et*4|(t*4|)*14tmL", m, 4, 4, "x");
+  CHECK(four.chunk_layers == expect);
+  dtsim::cost::LayerPartition part(m, four);
+  CHECK(part.stage_layers() == V{16, 16, 16, 13});
+  CHECK(part.layers(3, 3) == 1);
+  CHECK(part.layers(3, 2) == 4);
+  CHECK(part.first_layer(3, 3) == 60);
+  CHECK(part.first_layer(1, 1) == 20);
   // H100: "Et|(tt|)*30mL", 32 virtual stages over pp 8: rank 0 holds 1 + 2 + 2 + 2, rank 7
   // 2 + 2 + 2 + 0 (its last chunk is the MTP module and the loss alone).
-  CHECK(parse_pipeline_layout("Et|(tt|)*30mL", m, 8, 4, "x") == V{7, 8, 8, 8, 8, 8, 8, 6});
+  dtsim::spec::Parallel h100{.pp = 8, .vp = 4};
+  h100.chunk_layers = parse_pipeline_layout("Et|(tt|)*30mL", m, 8, 4, "x");
+  dtsim::cost::LayerPartition h(m, h100);
+  CHECK(h.stage_layers() == V{7, 8, 8, 8, 8, 8, 8, 6});
+  CHECK(h.layers(0, 0) == 1);
+  CHECK(h.layers(7, 3) == 0);
+  CHECK(h.layers(7, 2) == 2);
+  // Without a layout, each stage's layers spread evenly over its chunks, earlier ones first.
+  dtsim::spec::Parallel even{.pp = 8, .vp = 4};
+  even.stage_layers = h.stage_layers();
+  dtsim::cost::LayerPartition e(m, even);
+  CHECK(e.layers(0, 0) == 2);
+  CHECK(e.layers(0, 3) == 1);
+  CHECK(e.layers(7, 3) == 1);
+  CHECK(e.first_layer(7, 3) == 60);
   // Commas are cosmetic, as in Megatron's parser.
   CHECK(parse_pipeline_layout("Et*4|(t*4|)*14,t,m,L", m, 16, 1, "x") == expect);
 }
@@ -86,4 +109,30 @@ TEST_CASE("cli simulate --pipeline-layout: the layout's stages, and a clear erro
   dtsim::test::Run vp = dtsim::test::run_dtsim(job + " --pipeline-layout 'Et|(tt|)*30mL'");
   CHECK(vp.status == 2);
   CHECK_THAT(vp.err, Contains("--pipeline-layout: expected pp x vp = 16 stages separated by '|' (pp 16, vp 1), got 32"));
+}
+
+TEST_CASE("cli simulate --pipeline-layout: each model chunk keeps its own layers", "[cli]") {
+  // DeepSeek-V3's H100 layout gives the last rank's last chunk no decoder layer: the MTP module,
+  // LM head and loss alone weigh about what two layers do elsewhere. The same layers per rank
+  // spread evenly would put a layer beside them (2,2,1,1+MTP), the heaviest virtual stage, which
+  // paces the interleaved schedule: the layout's bubble is the smaller.
+  std::string job = "simulate --model deepseek-v3 --cluster dgx-h100 --gpus 1024 --tp 2 --pp 8 --vp 4 --ep 64 "
+                    "--etp 1 --sp --mbs 1 --gbs 8192 --seq 4096 --precision fp8 --json";
+  auto run = [&](const std::string& flags) {
+    dtsim::test::Run r = dtsim::test::run_dtsim(job + " " + flags);
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  nlohmann::json layout = run("--pipeline-layout 'Et|(tt|)*30mL'");
+  nlohmann::json even = run("--stage-layers 7,8,8,8,8,8,8,6");
+  V chunks(32, 2);
+  chunks.front() = 1;
+  chunks.back() = 0;
+  CHECK(layout.at("config").at("chunk_layers").get<V>() == chunks);
+  CHECK(layout.at("config").at("stage_layers") == even.at("config").at("stage_layers"));
+  CHECK(even.at("config").at("chunk_layers").get<V>().back() == 1);
+  double bubble_layout = layout.at("breakdown").at("pp_bubble").get<double>();
+  double bubble_even = even.at("breakdown").at("pp_bubble").get<double>();
+  CHECK(bubble_layout < 0.8 * bubble_even);
+  CHECK(layout.at("step_time_s").get<double>() < even.at("step_time_s").get<double>());
 }
