@@ -1,6 +1,7 @@
 #include "cost/partition.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 namespace dtsim::cost {
@@ -45,7 +46,9 @@ LayerPartition::LayerPartition(const spec::Model& m, const spec::Parallel& par)
                      par.chunk_layers.empty() ? even_chunks(cost::stage_layers(m, par), par.vp) : par.chunk_layers) {}
 
 LayerPartition::LayerPartition(std::int64_t pp, std::int64_t vp, std::vector<std::int64_t> chunks)
-    : pp_(pp), vp_(vp), chunks_(std::move(chunks)), first_(chunks_.size()), stages_(static_cast<std::size_t>(pp), 0) {
+    : pp_(pp), chunks_(std::move(chunks)), first_(chunks_.size()), stages_(static_cast<std::size_t>(pp), 0) {
+  if (pp < 1 || vp < 1 || static_cast<std::int64_t>(chunks_.size()) != pp * vp)
+    throw std::logic_error("cost::LayerPartition: expected pp x vp chunks");
   std::int64_t first = 0;
   for (std::size_t k = 0; k < chunks_.size(); ++k) {
     first_[k] = first;

@@ -48,7 +48,7 @@ class LayerPartition {
   [[nodiscard]] const std::vector<std::int64_t>& chunks() const { return chunks_; }
 
  private:
-  std::int64_t pp_, vp_;
+  std::int64_t pp_;
   std::vector<std::int64_t> chunks_, first_, stages_;
 };
 
