@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "cost/partition.h"
+#include "cli/cli_helpers.h"
 #include "helpers.h"
 #include "spec/load.h"
 #include "spec/pipeline_layout.h"
@@ -92,11 +93,7 @@ TEST_CASE("spec::parse_pipeline_layout: what Megatron-Core rejects, and a standa
 TEST_CASE("cli simulate --pipeline-layout: the layout's stages, and a clear error", "[cli]") {
   std::string job = "simulate --model deepseek-v3 --cluster dgx-b200 --gpus 256 --pp 16 --ep 8 --mbs 1 --gbs 2048 "
                     "--precision fp8 --fp8-recipe mxfp8 --json";
-  auto run = [&](const std::string& flags) {
-    dtsim::test::Run r = dtsim::test::run_dtsim(job + " " + flags);
-    REQUIRE(r.status == 0);
-    return nlohmann::json::parse(r.out);
-  };
+  auto run = [&](const std::string& flags) { return dtsim::test::run_json(job + " " + flags); };
   nlohmann::json layout = run("--pipeline-layout 'Et*4|(t*4|)*14tmL'");
   V expect(16, 4);
   expect.back() = 1;
@@ -118,11 +115,7 @@ TEST_CASE("cli simulate --pipeline-layout: each model chunk keeps its own layers
   // paces the interleaved schedule: the layout's bubble is the smaller.
   std::string job = "simulate --model deepseek-v3 --cluster dgx-h100 --gpus 1024 --tp 2 --pp 8 --vp 4 --ep 64 "
                     "--etp 1 --sp --mbs 1 --gbs 8192 --seq 4096 --precision fp8 --json";
-  auto run = [&](const std::string& flags) {
-    dtsim::test::Run r = dtsim::test::run_dtsim(job + " " + flags);
-    REQUIRE(r.status == 0);
-    return nlohmann::json::parse(r.out);
-  };
+  auto run = [&](const std::string& flags) { return dtsim::test::run_json(job + " " + flags); };
   nlohmann::json layout = run("--pipeline-layout 'Et|(tt|)*30mL'");
   nlohmann::json even = run("--stage-layers 7,8,8,8,8,8,8,6");
   V chunks(32, 2);
