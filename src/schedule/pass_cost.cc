@@ -323,9 +323,15 @@ void add_tp_amax(PassCost& p, const StepSpec& s, const CommPricer& net, const co
 // activation; shared experts as a dense MLP;
 // combine and unpermutation (6 ops) and bias-dropout-add. CUDA-graph-captured scopes cost nothing.
 // The backward costs the same host time (each TE module's backward is a Python autograd function)
-// -- an assumption, not a measurement.
+// -- an assumption, not a measurement -- plus, in an MoE layer, one more GEMM call per local
+// expert in each GroupedLinear: TE's grouped GEMM issues one cuBLAS call per expert, and the
+// backward runs two of them (dgrad and wgrad) where the forward runs one
+// (docs/research/te-grouped-linear-host-ops.md). Each is priced as a torch op, whose measured unit
+// is one Linear call -- a cuBLAS GEMM and its glue (on a DGX B200 host in situ 21.4 us; that
+// profile's nvte_cublas_gemm ranges average 20.3 us, docs/research/x86-moe-host.md).
 struct HostBlocks {
   Seconds attention{0}, router{0}, dispatch{0}, fc1{0}, act{0}, fc2{0}, shared{0}, combine{0};
+  Seconds backward_gemms{0};  ///< what the backward issues beyond the forward's blocks
   [[nodiscard]] Seconds total() const { return attention + router + dispatch + fc1 + act + fc2 + shared + combine; }
 };
 
@@ -347,6 +353,7 @@ HostBlocks layer_host_blocks(const StepSpec& s, const cost::LayerShape& sh) {
   b.fc2 = issue(1, 3 * sh.experts_local);
   if (sh.shared_ffn > 0) b.shared = issue(2, 2);
   b.combine = issue(0, 6 + 1);
+  b.backward_gemms = issue(0, 2 * sh.experts_local);
   return b;
 }
 
@@ -521,7 +528,8 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   Seconds sync = moe_forward_waits(s, sh, host_blocks, fwd, ctx, category_time(lc.forward, Category::ep_comm), fwd_gpu);
   for (PassCost* pc : {&lc.forward, &lc.backward}) {
     Seconds gpu = to_seconds(pc->total());
-    if (host > gpu) add(*pc, Category::host, host - gpu);
+    Seconds issue = host + (pc == &lc.backward ? host_blocks.backward_gemms : Seconds{0});
+    if (issue > gpu) add(*pc, Category::host, issue - gpu);
   }
   if (sync.value() > 0) add(lc.forward, Category::host, sync);
   if (s.train.offload_layers > 0 && s.cluster->host_link.value() > 0) {

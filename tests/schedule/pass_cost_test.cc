@@ -41,7 +41,7 @@ struct Job {
   }
 };
 
-// An MoE job on one DGX B200 (x86 host: 13.48 us per PyTorch op, 36.2 us per TE module) as
+// An MoE job on one DGX B200 (x86 host: 21.43 us per PyTorch op, 57.6 us per TE module) as
 // Megatron-Bridge 25.11 runs it: EP 8, micro-batch 8 (GPU-bound: the host runs ahead of it).
 struct MoeJob {
   spec::Model model;
@@ -277,6 +277,24 @@ TEST_CASE("schedule::layer_cost: a clamped GLU's device tensor makes the host wa
     if (op.name == "mlp.act") act = cost::op_time(op, k.ctx).value();
   REQUIRE(act > 0);
   CHECK_THAT(forward_host(oss), WithinRel(fc2_prep - act, 1e-6));
+}
+
+TEST_CASE("schedule::layer_cost: an MoE backward issues twice the forward's expert GEMMs", "[schedule]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  // Qwen3-30B-A3B, EP 8 (16 local experts), a micro-batch small enough for both passes to wait on
+  // the host, token drop (no forward wait for counts): each pass takes its host time, and the
+  // backward's is the forward's plus one GEMM call per local expert in each of the two
+  // GroupedLinear modules (dgrad and wgrad against the forward's one GEMM).
+  MoeJob j("qwen3-30b-a3b");
+  j.t = {.micro_batch = 1, .global_batch = 8, .seq_len = 128};
+  j.t.moe_capacity_factor = 1.0;
+  FlatNetwork net(0);
+  schedule::LayerCost lc = schedule::layer_cost(j.spec(), net);
+  REQUIRE(seconds(lc.forward, schedule::Category::host) > 0);
+  REQUIRE(seconds(lc.backward, schedule::Category::host) > 0);
+  double op = j.cluster.host_torch_op.value();
+  CHECK_THAT(to_seconds(lc.backward.total()).value() - to_seconds(lc.forward.total()).value(),
+             WithinRel(2 * 16 * op, 1e-6));
 }
 
 TEST_CASE("schedule::fp8_amax_reduction: delayed scaling all-reduces its amaxes once per pass", "[schedule]") {
