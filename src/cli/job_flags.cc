@@ -346,6 +346,7 @@ Job resolve_job(const JobFlags& f) {
     j.par.chunk_layers =
         spec::parse_pipeline_layout(f.pipeline_layout, j.model, j.par.pp, j.par.vp, "--pipeline-layout");
   }
+  if (std::string note = spec::reference_layout_note(j.model, j.par); !note.empty()) j.notes.push_back(note);
   j.train = resolve_training(f, j.stack, j.software);
   if ((f.bf16_layers_start < 0 && j.train.bf16_layers_start > 0) || (f.bf16_layers_end < 0 && j.train.bf16_layers_end > 0))
     j.notes.push_back("bf16 layers: first " + std::to_string(j.train.bf16_layers_start) + ", last " +

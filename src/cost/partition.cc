@@ -6,9 +6,16 @@
 
 namespace dtsim::cost {
 
+const std::vector<std::int64_t>* given_chunks(const spec::Model& m, const spec::Parallel& par) {
+  if (!par.chunk_layers.empty()) return &par.chunk_layers;
+  if (!par.stage_layers.empty()) return nullptr;
+  const spec::ReferenceLayout* ref = m.reference_layout(par.pp, par.vp);
+  return ref != nullptr ? &ref->chunk_layers : nullptr;
+}
+
 std::vector<std::int64_t> stage_layers(const spec::Model& m, const spec::Parallel& par) {
   if (!par.stage_layers.empty()) return par.stage_layers;
-  if (!par.chunk_layers.empty()) return LayerPartition(par.pp, par.vp, par.chunk_layers).stage_layers();
+  if (const auto* chunks = given_chunks(m, par)) return LayerPartition(par.pp, par.vp, *chunks).stage_layers();
   std::int64_t p = par.pp;
   std::int64_t base = (m.layers + p - 1) / p;
   std::vector<std::int64_t> out(static_cast<std::size_t>(p), base);
@@ -39,11 +46,15 @@ std::vector<std::int64_t> even_chunks(const std::vector<std::int64_t>& stages, s
   return chunks;
 }
 
+std::vector<std::int64_t> chunks_for(const spec::Model& m, const spec::Parallel& par) {
+  const std::vector<std::int64_t>* given = given_chunks(m, par);
+  return given != nullptr ? *given : even_chunks(stage_layers(m, par), par.vp);
+}
+
 }  // namespace
 
 LayerPartition::LayerPartition(const spec::Model& m, const spec::Parallel& par)
-    : LayerPartition(par.pp, par.vp,
-                     par.chunk_layers.empty() ? even_chunks(cost::stage_layers(m, par), par.vp) : par.chunk_layers) {}
+    : LayerPartition(par.pp, par.vp, chunks_for(m, par)) {}
 
 LayerPartition::LayerPartition(std::int64_t pp, std::int64_t vp, std::vector<std::int64_t> chunks)
     : pp_(pp), chunks_(std::move(chunks)), first_(chunks_.size()), stages_(static_cast<std::size_t>(pp), 0) {

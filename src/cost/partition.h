@@ -8,8 +8,13 @@
 
 namespace dtsim::cost {
 
+/// The layers per virtual stage a job fixes: its pipeline layout (Parallel::chunk_layers), else,
+/// unless it splits by stage (Parallel::stage_layers), the model's reference layout for its pp and
+/// vp (spec::Model::reference_layout); nullptr when neither applies.
+[[nodiscard]] const std::vector<std::int64_t>* given_chunks(const spec::Model& m, const spec::Parallel& par);
+
 /// Layers on each pipeline stage. An explicit split (Parallel::stage_layers, or the sums of
-/// Parallel::chunk_layers) is used as given;
+/// given_chunks) is used as given;
 /// otherwise even when pp divides the layers, else ceil(layers/pp) with the shortfall taken one
 /// layer each from stages 0, pp-1, 1, pp-2, ... -- the first and last stages hold the embedding
 /// and LM head, so Llama 3 (arXiv:2407.21783 sec. 3.3.2) gives them one layer fewer (126 on 16).
@@ -22,8 +27,8 @@ namespace dtsim::cost {
 /// k = chunk * pp + stage, each holding consecutive layers of the model.
 class LayerPartition {
  public:
-  /// An explicit split per virtual stage (Parallel::chunk_layers, e.g. a Megatron-Core pipeline
-  /// layout) is used as given; otherwise each stage's layers (stage_layers) are spread over its vp
+  /// An explicit split per virtual stage (given_chunks: a Megatron-Core pipeline layout, the
+  /// job's or the model's reference) is used as given; otherwise each stage's layers (stage_layers) are spread over its vp
   /// chunks as evenly as possible, earlier chunks taking the remainder.
   LayerPartition(const spec::Model& m, const spec::Parallel& par);
   /// `chunks` layers per virtual stage (pp x vp, in Megatron's order).

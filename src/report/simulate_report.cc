@@ -101,9 +101,9 @@ std::string header(const JobView& j) {
     for (auto l : layers) split += (split.empty() ? "" : ",") + std::to_string(l);
     out += "  uneven pipeline: layers per stage " + split + "\n";
   }
-  if (!j.par.chunk_layers.empty() && j.par.vp > 1) {
+  if (const auto* given = cost::given_chunks(*j.model, j.par); given != nullptr && j.par.vp > 1) {
     std::string chunks;
-    for (auto l : j.par.chunk_layers) chunks += (chunks.empty() ? "" : ",") + std::to_string(l);
+    for (auto l : *given) chunks += (chunks.empty() ? "" : ",") + std::to_string(l);
     out += "  pipeline layout: layers per model chunk, in virtual-stage order, " + chunks + "\n";
   }
   for (const std::string& n : j.notes) out += "  note: " + n + "\n";

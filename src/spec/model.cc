@@ -1,10 +1,12 @@
 // dtsim's own model format (models/*.json). Hugging Face configs: hf_config.cc.
 #include <limits>
+#include <numeric>
 
 #include "core/errors.h"
 #include "spec/json_reader.h"
 #include "spec/load.h"
 #include "spec/model_rules.h"
+#include "spec/pipeline_layout.h"
 
 namespace dtsim::spec {
 namespace {
@@ -23,6 +25,22 @@ void read_moe(ObjectReader& r, Model& m) {
     r.fail("moe_ffn_hidden", "missing required key (moe_experts is set)");
   if (m.moe_experts == 0 && (m.moe_topk > 0 || m.moe_ffn_hidden > 0 || m.moe_shared_ffn_hidden > 0))
     r.fail("moe_experts", "missing required key (moe_topk or moe_ffn_hidden is set)");
+}
+
+// The layouts the model's recipe uses, keyed by (pp, vp); each must hold the model's layers.
+void read_layouts(ObjectReader& r, Model& m) {
+  if (!r.has("pipeline_layouts")) return;
+  const nlohmann::json& arr = r.array("pipeline_layouts");
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    ObjectReader e(arr[i], r.file(), r.pointer("pipeline_layouts") + "/" + std::to_string(i));
+    ReferenceLayout l{.pp = e.integer("pp", 2, 65536), .vp = e.integer("vp", 1, 1024), .text = e.string("layout")};
+    e.finish();
+    if (m.reference_layout(l.pp, l.vp) != nullptr)
+      e.fail("pp", "expected one layout per (pp, vp), got a second for pp " + std::to_string(l.pp) + " vp " +
+                       std::to_string(l.vp));
+    l.chunk_layers = parse_pipeline_layout(l.text, m, l.pp, l.vp, e.where("layout"));
+    m.pipeline_layouts.push_back(std::move(l));
+  }
 }
 
 Model read_native(ObjectReader& r) {
@@ -77,6 +95,7 @@ Model read_native(ObjectReader& r) {
                               to_string(m.position_embedding));
   m.hidden_dropout = read_probability(r, "hidden_dropout").value_or(0.1);
   m.attention_dropout = read_probability(r, "attention_dropout").value_or(0.1);
+  read_layouts(r, m);
   r.finish();
   return m;
 }
@@ -108,6 +127,14 @@ double Model::attention_share(std::int64_t seq) const {
   if (sliding_window == 0 || sliding_window >= seq) return 1.0;
   double full = sliding_window_full_every > 0 ? 1.0 / static_cast<double>(sliding_window_full_every) : 0.0;
   return full + (1 - full) * windowed_attention_share(seq);
+}
+
+const ReferenceLayout* Model::reference_layout(std::int64_t pp, std::int64_t vp) const {
+  for (const ReferenceLayout& l : pipeline_layouts)
+    if (l.pp == pp && l.vp == vp &&
+        std::accumulate(l.chunk_layers.begin(), l.chunk_layers.end(), std::int64_t{0}) == layers)
+      return &l;
+  return nullptr;
 }
 
 Model load_model(const std::string& name_or_path, const std::string& flag) {

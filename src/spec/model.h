@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dtsim::spec {
 
@@ -23,6 +24,16 @@ struct Mla {
   std::int64_t v_head_dim = 0;
   [[nodiscard]] bool on() const { return kv_lora_rank > 0; }
   bool operator==(const Mla&) const = default;
+};
+
+/// A pipeline layout the model's reference recipe gives pp ranks of vp chunks (Megatron-Bridge's
+/// DeepSeek-V3 recipe keys its layouts by (pp, vp): recipes/deepseek/deepseek_v3.py layout_map).
+struct ReferenceLayout {
+  std::int64_t pp = 1;
+  std::int64_t vp = 1;
+  std::string text;                        ///< Megatron-Core's layout string, as the model file gives it
+  std::vector<std::int64_t> chunk_layers;  ///< its decoder layers per virtual stage (parse_pipeline_layout)
+  bool operator==(const ReferenceLayout&) const = default;
 };
 
 /// A decoder-only transformer. Sizes are counts (not bytes).
@@ -75,6 +86,8 @@ struct Model {
   /// from the RNG state inside fused attention, at a cost in time.
   double hidden_dropout = 0.1;
   double attention_dropout = 0.1;
+  /// Layouts the model's recipe uses when a job names none (models/*.json pipeline_layouts).
+  std::vector<ReferenceLayout> pipeline_layouts;
 
   [[nodiscard]] bool is_moe() const { return moe_experts > 0; }
   /// Layers with experts.
@@ -87,6 +100,10 @@ struct Model {
   [[nodiscard]] double attention_share(std::int64_t seq) const;
   /// The same for one windowed layer (1 when the window covers the sequence).
   [[nodiscard]] double windowed_attention_share(std::int64_t seq) const;
+  /// The reference layout for pp ranks of vp chunks, if the model gives one that holds its layers
+  /// (a job that changes the layer count drops it; one without MTP keeps it: the recipe only drops
+  /// its MTP stage); nullptr otherwise.
+  [[nodiscard]] const ReferenceLayout* reference_layout(std::int64_t pp, std::int64_t vp) const;
   [[nodiscard]] bool gated() const {
     return activation == Activation::swiglu || activation == Activation::gated_gelu;
   }

@@ -127,4 +127,12 @@ std::vector<std::int64_t> parse_pipeline_layout(const std::string& text, const M
   return layers;
 }
 
+std::string reference_layout_note(const Model& m, const Parallel& par) {
+  if (!par.chunk_layers.empty() || !par.stage_layers.empty()) return "";
+  const ReferenceLayout* ref = m.reference_layout(par.pp, par.vp);
+  if (ref == nullptr) return "";
+  return "pipeline layout " + ref->text + ": " + m.name + "'s reference for pp " + std::to_string(par.pp) + " x vp " +
+         std::to_string(par.vp) + " (its model file's pipeline_layouts)";
+}
+
 }  // namespace dtsim::spec

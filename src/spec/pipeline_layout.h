@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "spec/job.h"
 #include "spec/model.h"
 
 namespace dtsim::spec {
@@ -24,5 +25,9 @@ namespace dtsim::spec {
 /// price: the MTP modules in the last rank's last chunk. Throws SpecError naming `where` otherwise.
 [[nodiscard]] std::vector<std::int64_t> parse_pipeline_layout(const std::string& text, const Model& m,
                                                               std::int64_t pp, std::int64_t vp, const std::string& where);
+
+/// What a report says when a job takes the model's reference layout (Model::reference_layout: no
+/// layout and no split by stage of its own); empty otherwise.
+[[nodiscard]] std::string reference_layout_note(const Model& m, const Parallel& par);
 
 }  // namespace dtsim::spec

@@ -363,6 +363,8 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   if (c.pipeline_layout)  // the recipe's layout, which the recipes file gave (noted with its source)
     rc.par.chunk_layers =
         parse_pipeline_layout(*c.pipeline_layout, m, c.pp, c.vp, file + ":" + c.pointer + "/pipeline_layout");
+  else if (std::string note = reference_layout_note(m, rc.par); !note.empty())
+    rc.assumptions.push_back("pipeline_layout null -> " + note.substr(std::string("pipeline layout ").size()));
   // A null field takes the stack's recipe default, else the README's generic rule.
   const StackDefaults& d = stack.defaults;
   std::string recipe = " (" + stack.label() + " recipes)";

@@ -122,3 +122,29 @@ TEST_CASE("spec::parse_model: MoE layout fields (dense layers, MLA, MTP, windows
       "v_head_dim": 128, "rank": 1})"), "m.json"),
                     Catch::Matchers::StartsWith("m.json:/mla/rank: unknown key"));
 }
+
+TEST_CASE("spec::parse_model: reference pipeline layouts, keyed by pp and vp", "[spec]") {
+  auto m = parse_model(gpt3(R"("pipeline_layouts": [{"pp": 2, "vp": 1, "layout": "Et*47|t*49L"},
+                                                     {"pp": 2, "vp": 2, "layout": "E(t*24|)*3t*24L"}])"),
+                       "m.json");
+  REQUIRE(m.pipeline_layouts.size() == 2);
+  REQUIRE(m.reference_layout(2, 1) != nullptr);
+  CHECK(m.reference_layout(2, 1)->chunk_layers == std::vector<std::int64_t>{47, 49});
+  CHECK(m.reference_layout(2, 2)->chunk_layers == std::vector<std::int64_t>{24, 24, 24, 24});
+  CHECK(m.reference_layout(4, 1) == nullptr);
+  dtsim::spec::Model fewer = m;  // a job that changes the layer count has no reference layout
+  fewer.layers = 48;
+  CHECK(fewer.reference_layout(2, 1) == nullptr);
+  std::string s = gpt3();
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("pipeline_layouts": [{"pp": 2, "vp": 1, "layout": "Et*47|t*48L"}])"), "m.json"),
+                    Catch::Matchers::StartsWith("m.json:/pipeline_layouts/0/layout: expected 96 decoder layers 't' "
+                                                "(the model's), got 95"));
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("pipeline_layouts": [{"pp": 2, "vp": 1, "layout": "Et*47|t*49L"},
+                                                              {"pp": 2, "vp": 1, "layout": "Et*48|t*48L"}])"),
+                                "m.json"),
+                    Equals("m.json:/pipeline_layouts/1/pp: expected one layout per (pp, vp), got a second for pp 2 vp 1"));
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("pipeline_layouts": [{"pp": 1, "vp": 1, "layout": "Et*96L"}])"), "m.json"),
+                    Equals("m.json:/pipeline_layouts/0/pp: expected an integer in [2, 65536], got 1"));
+  CHECK_THROWS_WITH(parse_model(gpt3(R"("pipeline_layouts": [{"pp": 2, "layout": "Et*47|t*49L"}])"), "m.json"),
+                    Equals("m.json:/pipeline_layouts/0/vp: missing required key"));
+}

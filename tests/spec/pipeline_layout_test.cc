@@ -129,3 +129,28 @@ TEST_CASE("cli simulate --pipeline-layout: each model chunk keeps its own layers
   CHECK(bubble_layout < 0.8 * bubble_even);
   CHECK(layout.at("step_time_s").get<double>() < even.at("step_time_s").get<double>());
 }
+
+TEST_CASE("cli simulate: DeepSeek-V3 takes its recipe's layout when the job names none", "[cli]") {
+  // Megatron-Bridge's DeepSeek-V3 recipe lays 61 layers + MTP over (pp 16, vp 1) as [embedding + 4]
+  // + 14 x [4] + [1 + MTP + loss] (models/deepseek-v3.json pipeline_layouts); without it dtsim's even
+  // split would put 3 layers beside the MTP module and the LM head on the last rank.
+  std::string job = "simulate --model deepseek-v3 --cluster dgx-b200 --gpus 256 --pp 16 --ep 8 --mbs 1 --gbs 2048 "
+                    "--precision fp8 --fp8-recipe mxfp8";
+  nlohmann::json none = dtsim::test::run_json(job + " --json");
+  nlohmann::json given = dtsim::test::run_json(job + " --json --pipeline-layout 'Et*4|(t*4|)*14tmL'");
+  V expect(16, 4);
+  expect.back() = 1;
+  CHECK(none.at("config").at("chunk_layers").get<V>() == expect);
+  CHECK(none.at("step_time_s") == given.at("step_time_s"));
+  dtsim::test::Run text = dtsim::test::run_dtsim(job);
+  CHECK(text.status == 0);
+  CHECK_THAT(text.out, Contains("note: pipeline layout Et*4|(t*4|)*14tmL: DeepSeek-V3's reference for pp 16 x vp 1"));
+  // A split by stage of the job's own replaces it; a (pp, vp) the recipe has no layout for keeps
+  // dtsim's even split.
+  nlohmann::json staged = dtsim::test::run_json(job + " --json --stage-layers 3,3,4,4,4,4,4,4,4,4,4,4,4,4,4,3");
+  CHECK(staged.at("config").at("chunk_layers").get<V>().back() == 3);
+  CHECK(staged.at("step_time_s").get<double>() > none.at("step_time_s").get<double>());
+  nlohmann::json pp2 = dtsim::test::run_json(
+      "simulate --model deepseek-v3 --cluster gb200-nvl72 --gpus 256 --pp 2 --vp 4 --ep 32 --mbs 1 --gbs 2048 --json");
+  CHECK(pp2.at("config").at("stage_layers").get<V>() == V{30, 31});
+}
