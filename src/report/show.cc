@@ -31,8 +31,14 @@ nlohmann::json model_json(const spec::Model& m, std::int64_t seq) {
   j["active_parameters"] = p.active(m.layers);
   j["per_layer"] = {{"attention", p.layer.attention}, {"mlp", p.layer.mlp}, {"mlp_active", p.layer.mlp_active},
                     {"norms", p.layer.norms}, {"total", p.layer.total()}};
+  j["dense_layers"] = p.dense_layers;  // an MoE model's leading dense layers, each one dense_layer
+  j["dense_layer"] = {{"attention", p.dense_layer.attention}, {"mlp", p.dense_layer.mlp},
+                      {"norms", p.dense_layer.norms}, {"total", p.dense_layer.total()}};
   j["non_layer"] = {{"embedding", p.embedding}, {"position", p.position}, {"final_norm", p.final_norm},
-                    {"lm_head", p.lm_head}};
+                    {"lm_head", p.lm_head}, {"mtp", p.mtp}};
+  j["pipeline_layouts"] = nlohmann::json::array();
+  for (const spec::ReferenceLayout& l : m.pipeline_layouts)
+    j["pipeline_layouts"].push_back({{"pp", l.pp}, {"vp", l.vp}, {"layout", l.text}, {"chunk_layers", l.chunk_layers}});
   j["flops_per_token"] = {{"seq_len", seq},
                           {"forward", f.forward().value()},
                           {"backward", f.backward().value()},
@@ -64,12 +70,20 @@ std::string model_text(const spec::Model& m, std::int64_t seq) {
   Table t({"part", "parameters", "share"});
   double total = p.total(m.layers);
   auto row = [&](const std::string& name, double v) { t.add({name, si_count(v), fixed(100 * v / total, 2) + "%"}); };
-  row("attention (all layers)", p.layer.attention * m.layers);
-  row("mlp (all layers)", p.layer.mlp * m.layers);
-  row("norms (all layers)", p.layer.norms * m.layers + p.final_norm);
+  // Every layer by part: an MoE model's leading dense layers count their own MLP.
+  auto layers = [&](double cost::LayerParams::*part) {
+    return p.layer.*part * static_cast<double>(m.layers - p.dense_layers) +
+           p.dense_layer.*part * static_cast<double>(p.dense_layers);
+  };
+  row("attention (all layers)", layers(&cost::LayerParams::attention));
+  row("mlp (all layers)", layers(&cost::LayerParams::mlp));
+  row("norms (all layers)", layers(&cost::LayerParams::norms) + p.final_norm);
   row("embedding", p.embedding + p.position);
   if (p.lm_head > 0) row("lm head", p.lm_head);
+  if (p.mtp > 0) row("mtp modules", p.mtp);
   out += "\n" + t.render();
+  for (const spec::ReferenceLayout& l : m.pipeline_layouts)
+    out += "  pipeline layout for pp " + std::to_string(l.pp) + " x vp " + std::to_string(l.vp) + ": " + l.text + "\n";
   out += "\n  FLOPs per token at seq " + std::to_string(seq) + " (Megatron-LM model FLOPs): forward " +
          si_count(f.forward().value()) + ", backward " + si_count(f.backward().value()) + "\n";
   return out;

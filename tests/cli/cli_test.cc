@@ -61,6 +61,24 @@ TEST_CASE("cli show model: parameter counts of presets and Hugging Face configs"
   CHECK_THAT(mixtral.at("active_parameters").get<double>(), WithinRel(12.9e9, 0.01));
 }
 
+TEST_CASE("cli show model: an MoE model's parts sum to its parameters (dense layers, MTP)", "[cli]") {
+  // DeepSeek-V3: 58 MoE layers and 3 dense ones, plus its MTP module (671B + 11.6B); counting
+  // every layer as an MoE one had put the MLP at 101% of the whole.
+  json j = run_json("show model deepseek-v3 --json");
+  double layers = 0;
+  for (const char* part : {"attention", "mlp", "norms"})
+    layers += 58 * j.at("per_layer").at(part).get<double>() + 3 * j.at("dense_layer").at(part).get<double>();
+  double rest = 0;
+  for (const auto& [k, v] : j.at("non_layer").items()) rest += v.get<double>();
+  CHECK(j.at("dense_layers") == 3);
+  CHECK_THAT(layers + rest, WithinRel(j.at("parameters").get<double>(), 1e-9));
+  CHECK_THAT(j.at("non_layer").at("mtp").get<double>(), WithinRel(11.6e9, 0.02));
+  CHECK(j.at("pipeline_layouts").size() == 6);
+  dtsim::test::Run text = dtsim::test::run_dtsim("show model deepseek-v3");
+  CHECK_THAT(text.out, Contains("mlp (all layers)            657.8B  96.36%"));
+  CHECK_THAT(text.out, Contains("pipeline layout for pp 16 x vp 1: Et*4|(t*4|)*14tmL"));
+}
+
 TEST_CASE("cli show cluster: 1024 GPUs of dgx-a100 are 128 nodes", "[cli]") {
   json c = run_json("show cluster dgx-a100 --gpus 1024 --json");
   CHECK(c.at("nodes") == 128);  // 1024 / 8 GPUs per DGX A100
