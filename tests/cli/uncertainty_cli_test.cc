@@ -209,6 +209,23 @@ TEST_CASE("calibration/residuals.json: what dtsim validate gives on the shipped 
   }
 }
 
+TEST_CASE("calibration/holdout/dgxc-dense.json: every DGX Cloud benchmarking dense run is predicted", "[cli]") {
+  // Out-of-sample dense runs (Nemotron-4 15B/340B, Llama 3.1 405B on 16-2,304 H100s; not in shared/,
+  // never fitted to); README "Runs dtsim has not seen" reports their errors. Coverage is pinned here,
+  // and that the FP8 rows take their recipes' fp8 weights.
+  auto r = run_dtsim("validate calibration/holdout/dgxc-dense.json --recipes calibration/holdout/dgxc-dense-recipes.json --json",
+                     DTSIM_SOURCE_DIR);
+  REQUIRE(r.status == 0);
+  json v = json::parse(r.out);
+  REQUIRE(v.at("cases").size() == 38);
+  for (const json& c : v.at("cases")) {
+    INFO(c.at("id").get<std::string>());
+    CHECK(c.contains("predicted_s"));
+    bool fp8 = c.at("id").get<std::string>().find("-fp8-") != std::string::npos;
+    CHECK((c.at("assumptions").dump().find("fp8_param_gather null -> on") != std::string::npos) == fp8);
+  }
+}
+
 TEST_CASE("calibration/holdout/mbridge-26.02.json: every published 26.02 run is predicted", "[cli]") {
   // Out-of-sample: the Megatron-Bridge 26.02 table (not in shared/, never fitted to); README
   // "Runs dtsim has not seen" reports its errors. What is pinned here is coverage, not accuracy.
