@@ -65,6 +65,17 @@ std::string data_dir_without_residuals(const TempDir& tmp) {
   return data.string();
 }
 
+// What `validate --json` reports for calibration/holdout/NAME.json with its recipes file: `n` cases.
+json validate_holdout(const std::string& name, std::size_t n) {
+  auto r = run_dtsim("validate calibration/holdout/" + name + ".json --recipes calibration/holdout/" + name +
+                         "-recipes.json --json",
+                     DTSIM_SOURCE_DIR);
+  REQUIRE(r.status == 0);
+  json v = json::parse(r.out);
+  REQUIRE(v.at("cases").size() == n);
+  return v;
+}
+
 }  // namespace
 
 TEST_CASE("cli simulate: the interval of the job's family, text and JSON", "[cli]") {
@@ -213,12 +224,7 @@ TEST_CASE("calibration/holdout/dgxc-dense.json: every DGX Cloud benchmarking den
   // Out-of-sample dense runs (Nemotron-4 15B/340B, Llama 3.1 405B on 16-2,304 H100s; not in shared/,
   // never fitted to); README "Runs dtsim has not seen" reports their errors. Coverage is pinned here,
   // and that the FP8 rows take their recipes' fp8 weights.
-  auto r = run_dtsim("validate calibration/holdout/dgxc-dense.json --recipes calibration/holdout/dgxc-dense-recipes.json --json",
-                     DTSIM_SOURCE_DIR);
-  REQUIRE(r.status == 0);
-  json v = json::parse(r.out);
-  REQUIRE(v.at("cases").size() == 38);
-  for (const json& c : v.at("cases")) {
+  for (const json& c : validate_holdout("dgxc-dense", 38).at("cases")) {
     INFO(c.at("id").get<std::string>());
     CHECK(c.contains("predicted_s"));
     bool fp8 = c.at("id").get<std::string>().find("-fp8-") != std::string::npos;
@@ -230,12 +236,7 @@ TEST_CASE("calibration/holdout/mbridge-26.02.json: every published 26.02 run is 
   // Out-of-sample: the Megatron-Bridge 26.02 table (not in shared/, never fitted to); README
   // "Runs dtsim has not seen" reports its errors. What is pinned here is coverage, not accuracy.
   // The recipes file carries what the table states and the case schema cannot: FP8-MX rows' scaling.
-  auto r = run_dtsim("validate calibration/holdout/mbridge-26.02.json --recipes "
-                     "calibration/holdout/mbridge-26.02-recipes.json --json",
-                     DTSIM_SOURCE_DIR);
-  REQUIRE(r.status == 0);
-  json v = json::parse(r.out);
-  REQUIRE(v.at("cases").size() == 33);
+  json v = validate_holdout("mbridge-26.02", 33);
   for (const json& c : v.at("cases")) {
     INFO(c.at("id").get<std::string>());
     CHECK(c.contains("predicted_s"));
