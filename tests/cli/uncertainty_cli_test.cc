@@ -224,7 +224,8 @@ TEST_CASE("calibration/holdout/dgxc-dense.json: every DGX Cloud benchmarking den
   // Out-of-sample dense runs (Nemotron-4 15B/340B, Llama 3.1 405B on 16-2,304 H100s; not in shared/,
   // never fitted to); README "Runs dtsim has not seen" reports their errors. Coverage is pinned here,
   // and that the FP8 rows take their recipes' fp8 weights.
-  for (const json& c : validate_holdout("dgxc-dense", 38).at("cases")) {
+  json v = validate_holdout("dgxc-dense", 38);
+  for (const json& c : v.at("cases")) {
     INFO(c.at("id").get<std::string>());
     CHECK(c.contains("predicted_s"));
     bool fp8 = c.at("id").get<std::string>().find("-fp8-") != std::string::npos;
