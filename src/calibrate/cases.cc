@@ -77,6 +77,9 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
   if (rc.cuda_graphs) p.stack.software.cuda_graphs = *rc.cuda_graphs;
   if (rc.tp_overlap_rs) p.stack.software.tp_overlap_rs = *rc.tp_overlap_rs;
   if (rc.fp8_recipe) p.stack.software.fp8_recipe = *rc.fp8_recipe;
+  if (rc.attention) p.stack.software.attention = *rc.attention;
+  spec::check_attention(p.stack.software.attention, p.calibration.compute, p.calibration.name,
+                        file + ":" + vc.pointer + "/attention");
   const spec::Software& sw = p.stack.software;
   rc.train.grad_dtype = spec::main_grad_dtype(sw, rc.train.precision);
   rc.train.param_remainders = spec::param_remainders(sw, rc.train);

@@ -118,6 +118,7 @@ int run_plan(const PlanArgs& a, const std::vector<plan::Result>* merged = nullpt
   spec::Calibration cal = resolve_calibration(a.job, cluster);
   spec::Stack stack = resolve_stack(a.job);
   spec::Software software = resolve_software(a.job, spec::software_on(stack, cluster.gpu.name, model.is_moe()));
+  spec::check_attention(software.attention, cal.compute, cal.name, a.job.attention.empty() ? "--framework" : "--attention");
   plan::Request r{&model, &cluster, &cal, software, a.job.gpus, resolve_training(a.job, stack, software)};
   r.max_tp = a.max_tp;
   r.max_mbs = a.max_mbs;

@@ -109,7 +109,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
   app.add_option("--precision", f.precision, "fp16|bf16|fp8|fp4 (fp4: NVFP4, Blackwell)");
   app.add_option("--grad-dtype", f.grad_dtype, "fp32|fp16|bf16 gradient (and reduction) type (default: the stack's)");
   app.add_option("--optimizer", f.optimizer, "adam|sgd");
-  app.add_option("--attention", f.attention, "flash|unfused (default: the stack's)");
+  app.add_option("--attention", f.attention,
+                 "flash|flash2|unfused: fused attention as the profile measures it (cuDNN on Hopper and Blackwell), "
+                 "FlashAttention-2 (what Transformer Engine runs with NVTE_FUSED_ATTN=0), or Megatron's unfused "
+                 "attention (default: the stack's)");
   app.add_option("--tp-comm-overlap", f.tp_comm_overlap, "on|off: TP collectives pipelined with GEMMs");
   app.add_option("--overlap-grad-reduce", f.overlap_grad_reduce, "on|off: DP buckets overlap the last backward");
   app.add_option("--overlap-param-gather", f.overlap_param_gather, "on|off: ZeRO param all-gather overlaps forward");
@@ -244,9 +247,11 @@ spec::Training resolve_training(const JobFlags& f, const spec::Stack& stack, con
 spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
   spec::Software s = d;
   if (!f.attention.empty()) {
-    if (f.attention != "flash" && f.attention != "unfused")
-      throw SpecError("--attention", "expected flash or unfused, got \"" + f.attention + "\"");
-    s.attention = f.attention == "flash" ? spec::AttentionKernel::flash : spec::AttentionKernel::unfused;
+    if (f.attention != "flash" && f.attention != "flash2" && f.attention != "unfused")
+      throw SpecError("--attention", "expected flash, flash2 or unfused, got \"" + f.attention + "\"");
+    s.attention = f.attention == "flash"    ? spec::AttentionKernel::flash
+                  : f.attention == "flash2" ? spec::AttentionKernel::flash2
+                                            : spec::AttentionKernel::unfused;
   }
   s.tp_comm_overlap = on_off("--tp-comm-overlap", f.tp_comm_overlap, d.tp_comm_overlap);
   s.overlap_grad_reduce = on_off("--overlap-grad-reduce", f.overlap_grad_reduce, d.overlap_grad_reduce);
@@ -331,6 +336,8 @@ Job resolve_job(const JobFlags& f) {
   std::vector<std::string> recipe_notes;
   spec::Software on_gpu = spec::software_on(j.stack, j.cluster.gpu.name, j.model.is_moe(), &recipe_notes);
   j.software = resolve_software(f, on_gpu);
+  spec::check_attention(j.software.attention, j.calibration.compute, j.calibration.name,
+                        f.attention.empty() ? "--framework" : "--attention");
   if (f.moe_dispatcher.empty()) j.notes.insert(j.notes.end(), recipe_notes.begin(), recipe_notes.end());
   derive_degrees(f, j);
   if (f.etp == 0 && j.model.is_moe() && j.stack.defaults.expert_tensor_parallel) {

@@ -70,7 +70,7 @@ constexpr double kFusedAttentionDropout = 0.594 / 0.614;
 // sample^2/2 pairs, seq*sample/2 in all, each kernel as long as a sample. Megatron-LM's unfused
 // attention packs with a block-diagonal mask (--reset-attention-mask) over the whole sequence
 // instead, so it keeps the full cost.
-void flash(std::vector<Op>& out, const LayerShape& s, bool backward) {
+void flash(std::vector<Op>& out, const LayerShape& s, bool backward, bool flash2) {
   double span = s.attention_span();
   double causal = 2.0 * s.batch * s.heads * s.seq * span * (s.head_dim + s.v_dim) * 0.5 / s.cp;
   double io = s.tokens * (2 * s.q_width + 2 * s.kv_width) * kAct;
@@ -84,6 +84,7 @@ void flash(std::vector<Op>& out, const LayerShape& s, bool backward) {
     op.bytes = bytes(pass * io * layer_share);
     op.kernels = layer_share;
     if (s.attention_dropout) op.efficiency_scale = kFusedAttentionDropout;
+    op.flash2 = flash2;
     out.push_back(std::move(op));
   };
   double rank_span = span / s.cp;
@@ -315,6 +316,7 @@ OpTiming op_timing(const Op& op, const ComputeContext& ctx) {
     // op.m: the causal-equivalent length one attention kernel runs (flash()).
     // op.k: the heads' width (flash()).
     t.efficiency = cal.flash_efficiency(ctx.gpu->name, op.backward, op.m, op.k) * op.efficiency_scale;
+    if (op.flash2) t.efficiency *= op.backward ? cal.flash2_bwd_ratio : cal.flash2_fwd_ratio;
     // Attention runs in 16 bits even in fp8 recipes (Transformer Engine keeps DPA in bf16).
     t.compute = op.flops / (ctx.gpu->peak(Dtype::bf16) * t.efficiency);
   }
@@ -488,7 +490,7 @@ std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype p
   ring_reduce("attn.proj", overlap.proj_ring);
   ring_reduce("mlp.fc2", overlap.fc2_ring);
   for (Op& op : lora_ops(s, false)) ops.push_back(std::move(op));
-  if (attn == AttentionKernel::flash) flash(ops, s, false);
+  if (attn != AttentionKernel::unfused) flash(ops, s, false, attn == AttentionKernel::flash2);
   else unfused_forward(ops, s);
   for (Op& e : layer_elementwise(s, precision, fusions)) ops.push_back(std::move(e));
   if (precision == Dtype::fp8 || precision == Dtype::fp4)
@@ -508,7 +510,7 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
   for (Op& op : lora_ops(s, true)) ops.push_back(std::move(op));
   for (const char* name : {"attn.proj.dgrad", "mlp.fc2.dgrad"})
     if (Op* op = find(ops, name)) split_rows(*op, overlap.ring_splits);
-  if (attn == AttentionKernel::flash) flash(ops, s, true);
+  if (attn != AttentionKernel::unfused) flash(ops, s, true, attn == AttentionKernel::flash2);
   else unfused_backward(ops, s);
   // Element-wise backward kernels move about twice the forward bytes (read grad and saved input).
   // Token permutations move gradients the other way instead: the permutation's backward

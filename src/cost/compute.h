@@ -35,6 +35,8 @@ struct Op {
   /// Attention: multiplies the calibrated efficiency (below 1 for work the FLOPs do not count:
   /// dropout's random numbers inside fused attention).
   double efficiency_scale = 1;
+  /// Attention: FlashAttention-2's kernels, at the profile's flash2 ratio of its flash curve.
+  bool flash2 = false;
   /// GEMM outside Transformer Engine's fp8/fp4 autocast (Megatron-Core's LM head and MoE router):
   /// it runs in bf16 whatever the run's precision.
   bool bf16_only = false;

@@ -126,6 +126,14 @@ ComputeCalibration read_compute(ObjectReader r) {
   c.flash_head_dim = read_head_dim(r);
   if (r.has("flash_by_gpu")) c.flash_by_gpu = read_entries<GpuFlashCurve>(r, "flash_by_gpu", read_flash_entry);
   else r.skip("flash_by_gpu");
+  if (r.has("flash2_ratio")) {  // {"fwd": F, "bwd": B}: FlashAttention-2 against the flash curve
+    ObjectReader f = r.object("flash2_ratio");
+    c.flash2_fwd_ratio = fraction(f, "fwd");
+    c.flash2_bwd_ratio = fraction(f, "bwd");
+    f.finish();
+  } else {
+    r.skip("flash2_ratio");
+  }
   c.memory_efficiency = fraction(r, "memory_efficiency");
   c.kernel_overhead = us(r.positive("kernel_overhead_us", true));
   c.overlap_slowdown = r.positive("overlap_slowdown", true);

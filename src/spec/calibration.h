@@ -103,6 +103,10 @@ struct ComputeCalibration {
   double flash_seq_half = 0.0;         ///< FlashCurve::seq_half of those two (0: flat)
   std::vector<HeadDimPoint> flash_head_dim;  ///< FlashCurve::head_dim of the profile's curve
   std::vector<GpuFlashCurve> flash_by_gpu;  ///< GPUs whose attention curve differs
+  /// FlashAttention-2's speed as a fraction of the flash curve's, forward and backward (the
+  /// --attention flash2 kernels); 0 when the profile has no measurement of it.
+  double flash2_fwd_ratio = 0.0;
+  double flash2_bwd_ratio = 0.0;
   double memory_efficiency = 0.0;      ///< achieved / peak HBM bandwidth for element-wise kernels
   Seconds kernel_overhead;             ///< fixed cost per kernel (launch, tail)
   double overlap_slowdown = 0.0;       ///< compute slowdown while NCCL kernels share the SMs (0.1 = 10%)

@@ -32,7 +32,7 @@ std::optional<std::string> as_month(const std::string& date) {
 
 Software read_software(ObjectReader r) {
   Software s;
-  s.attention = static_cast<AttentionKernel>(r.choice("attention", {"flash", "unfused"}));
+  s.attention = static_cast<AttentionKernel>(r.choice("attention", {"flash", "unfused", "flash2"}));
   s.tp_comm_overlap = r.boolean("tp_comm_overlap");
   s.tp_async_backward = r.boolean("tp_async_backward");
   s.overlap_grad_reduce = r.boolean("overlap_grad_reduce");
@@ -155,7 +155,21 @@ const char* to_string(GradAccumFusion g) {
 
 const char* to_string(Zero3Gather g) { return g == Zero3Gather::layer ? "layer" : "module"; }
 
-const char* to_string(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "unfused"; }
+const char* to_string(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::flash: return "flash";
+    case AttentionKernel::unfused: return "unfused";
+    case AttentionKernel::flash2: return "flash2";
+  }
+  return "?";
+}
+
+void check_attention(AttentionKernel attention, const ComputeCalibration& cal, const std::string& cal_name,
+                     const std::string& where) {
+  if (attention == AttentionKernel::flash2 && (cal.flash2_fwd_ratio <= 0 || cal.flash2_bwd_ratio <= 0))
+    throw SpecError(where, "expected a calibration profile with flash2_ratio (FlashAttention-2 measured against its "
+                           "flash curve) for flash2, got " + cal_name + " without one");
+}
 
 const char* to_string(MainGrads g) {
   switch (g) {

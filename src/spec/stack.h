@@ -8,14 +8,19 @@
 #include <string>
 #include <vector>
 
+#include "spec/calibration.h"
 #include "spec/gpu.h"
 #include "spec/job.h"
 
 namespace dtsim::spec {
 
-/// Attention kernels a stack uses: fused flash attention (FlashAttention-2/3, cuDNN) or
-/// Megatron's unfused batched GEMMs with a fused scale-mask-softmax kernel.
-enum class AttentionKernel { flash, unfused };
+/// Attention kernels a stack uses: fused flash attention (what the calibration profile's flash
+/// curve measures: cuDNN's fused attention on Hopper and Blackwell, as Transformer Engine runs it by
+/// default), Megatron's unfused batched GEMMs with a fused scale-mask-softmax kernel, or
+/// FlashAttention-2 (Dao's flash-attn 2.x), which Transformer Engine runs instead of cuDNN when a
+/// recipe turns its fused attention off (NVTE_FUSED_ATTN=0) and FlashAttention-3 is not installed;
+/// the profile prices it against its flash curve (ComputeCalibration::flash2_fwd_ratio).
+enum class AttentionKernel { flash, unfused, flash2 };
 
 /// The type a stack accumulates and reduces weight gradients in ("main grads").
 enum class MainGrads {
@@ -198,6 +203,10 @@ struct StackFamily {
 inline constexpr const char* kDefaultFramework = "megatron-core";
 
 [[nodiscard]] const char* to_string(AttentionKernel k);
+/// Throws SpecError naming `where` when `attention` needs a measurement `cal` lacks
+/// (FlashAttention-2 without the profile's flash2_ratio).
+void check_attention(AttentionKernel attention, const ComputeCalibration& cal, const std::string& cal_name,
+                     const std::string& where);
 [[nodiscard]] const char* to_string(MainGrads g);
 [[nodiscard]] const char* to_string(Fp8Recipe r);
 [[nodiscard]] const char* to_string(MoeDispatcher d);

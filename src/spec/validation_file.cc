@@ -245,6 +245,7 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
                                         to_string(*f.recompute) + "\"");
     }
     f.fp8_param_gather = e.optional_boolean("fp8_param_gather");
+    if (auto a = e.optional_choice("attention", {"flash", "unfused", "flash2"})) f.attention = static_cast<AttentionKernel>(*a);
     if (auto p = e.optional_choice("peft", {"none", "lora"})) f.peft = static_cast<Peft>(*p);
     f.lora_rank = e.optional_integer("lora_rank", 1, 1 << 16);
     if (auto t = e.optional_string("lora_targets")) f.lora_targets = parse_lora_targets(*t, e.where("lora_targets"));
@@ -319,6 +320,8 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            facts.recompute_modules ? recompute_modules_text(*facts.recompute_modules) : "", recipes, facts, c);
       fill(c.fp8_param_gather, facts.fp8_param_gather, "fp8_param_gather",
            facts.fp8_param_gather.value_or(false) ? "on" : "off", recipes, facts, c);
+      fill(c.attention, facts.attention, "attention", facts.attention ? to_string(*facts.attention) : "", recipes, facts,
+           c);
       fill(c.peft, facts.peft, "peft", facts.peft ? to_string(*facts.peft) : "", recipes, facts, c);
       fill(c.lora_rank, facts.lora_rank, "lora_rank", facts.lora_rank ? std::to_string(*facts.lora_rank) : "", recipes,
            facts, c);
@@ -391,6 +394,7 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   rc.cuda_graphs = c.cuda_graphs;
   rc.tp_overlap_rs = c.tp_overlap_rs;
   rc.fp8_recipe = c.fp8_recipe;
+  rc.attention = c.attention;
   rc.train.seq_len = c.seq_len;
   rc.train.peft = c.peft.value_or(Peft::none);
   rc.train.lora_rank = c.lora_rank.value_or(0);

@@ -59,7 +59,8 @@ struct ValidationCase {
   std::optional<std::string> pipeline_layout;  ///< the recipe's Megatron-Core pipeline layout (spec::parse_pipeline_layout)
   std::optional<Fp8Recipe> fp8_recipe;     ///< the run's fp8 scaling (the case's "fp8" covers every recipe)
   std::optional<std::uint32_t> recompute_modules;  ///< selective recompute's modules (recompute_module bits)
-  std::optional<bool> fp8_param_gather;     ///< fp8 parameters, all-gathered in fp8 (NeMo fp8_params)
+  std::optional<bool> fp8_param_gather;
+  std::optional<AttentionKernel> attention;  ///< the recipe's attention kernel (NVTE_FUSED_ATTN=0: flash2)     ///< fp8 parameters, all-gathered in fp8 (NeMo fp8_params)
   // Fine-tuning runs: LoRA over frozen weights and packed samples (spec::Training).
   std::optional<Peft> peft;
   std::optional<std::int64_t> lora_rank;
@@ -104,6 +105,7 @@ struct RecipeFacts {
   std::optional<Fp8Recipe> fp8_recipe;
   std::optional<std::uint32_t> recompute_modules;
   std::optional<bool> fp8_param_gather;
+  std::optional<AttentionKernel> attention;  ///< the recipe's attention kernel (NVTE_FUSED_ATTN=0: flash2)
   std::optional<Peft> peft;
   std::optional<std::int64_t> lora_rank;
   std::optional<std::uint32_t> lora_targets;
@@ -136,6 +138,7 @@ struct ResolvedCase {
   std::optional<CudaGraphs> cuda_graphs;
   std::optional<TpOverlapRs> tp_overlap_rs;  ///< the recipe's TP reduce-scatter overlaps (ub config)
   std::optional<Fp8Recipe> fp8_recipe;           ///< the recipe's, over the stack's
+  std::optional<AttentionKernel> attention;     ///< the recipe's, over the stack's
   bool auto_recompute = false;         ///< recompute was null: least that fits
   std::vector<std::string> assumptions;
 };

@@ -319,6 +319,40 @@ TEST_CASE("cli validate --json: cases and summary", "[cli]") {
   }
 }
 
+TEST_CASE("cli simulate --attention flash2: FlashAttention-2 where the profile measured it", "[cli]") {
+  // Nemotron-4 15B at 4k tokens: attention is a tenth of the step; FlashAttention-2 runs it at 0.62 /
+  // 0.637 of cuDNN's speed on an H100 (calibration/dgx-h100.md), on an A100 at the curve's own.
+  std::string job = "simulate --model nemotron4-15b --gpus 16 --tp 4 --sp --mbs 4 --gbs 64 --seq 4096 --json";
+  json fused = run_json(job + " --cluster dgx-h100"), fa2 = run_json(job + " --cluster dgx-h100 --attention flash2");
+  CHECK(fa2.at("config").at("attention") == "flash2");
+  double slower = fa2.at("step_time_s").get<double>() / fused.at("step_time_s").get<double>();
+  CHECK(slower > 1.03);
+  CHECK(slower < 1.15);
+  json a100 = run_json(job + " --cluster dgx-a100 --precision bf16");
+  CHECK(run_json(job + " --cluster dgx-a100 --precision bf16 --attention flash2").at("step_time_s") ==
+        a100.at("step_time_s"));
+  // A profile without the measurement refuses it, naming the flag.
+  check_bad(job + " --cluster dgx-b200 --attention flash2",
+            Contains("--attention: expected a calibration profile with flash2_ratio") && Contains("dgx-b200"));
+  check_bad(job + " --cluster dgx-h100 --attention flash3", Contains("--attention: expected flash, flash2 or unfused"));
+  // A validation case takes it from its recipe, and says so.
+  TempDir tmp;
+  std::string cases = tmp.write("v.json", R"({"schema": "dtsim-validation-cases/1", "cases": [{
+    "id": "n15", "model": {"name": "Nemotron-4 15B", "layers": 32, "hidden": 6144, "heads": 48, "kv_heads": 8,
+      "ffn_hidden": 24576, "activation": "squared_relu", "vocab": 256000, "moe_experts": null, "moe_topk": null,
+      "moe_ffn_hidden": null},
+    "cluster": "dgx-h100", "gpus": 16, "gpus_per_node": 8,
+    "parallel": {"tp": 4, "pp": 1, "dp": 4, "cp": 1, "ep": 1, "vp": 1, "zero_stage": 1, "sequence_parallel": true},
+    "training": {"micro_batch": 4, "global_batch": 64, "seq_len": 4096, "recompute": "none", "precision": "bf16"},
+    "measured": {"iteration_s": 3.0}}]})");
+  std::string recipes = tmp.write("r.json", R"({"schema": "dtsim-validation-recipes/1", "cases": {"n15": {
+    "attention": "flash2", "source": "a launch script with NVTE_FUSED_ATTN=0"}}})");
+  json v = run_json("validate '" + cases + "' --recipes '" + recipes + "' --json");
+  CHECK_THAT(v.at("cases")[0].at("assumptions").dump(), Contains("attention null -> flash2"));
+  CHECK(v.at("cases")[0].at("predicted_s").get<double>() > run_json("validate '" + cases + "' --no-recipes --json")
+                                                                 .at("cases")[0].at("predicted_s").get<double>());
+}
+
 TEST_CASE("cli validate: an invalid case is reported with its reason, not skipped", "[cli]") {
   TempDir tmp;
   // GPT 1.7B (SC'21 Table 1: 24 heads) on TP 5: 5 does not divide 24.

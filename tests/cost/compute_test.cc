@@ -620,3 +620,28 @@ TEST_CASE("cost: Megatron's unfused attention on an A100 as FlashAttention's ben
   CHECK_THAT(ms(2048, true), WithinRel(8.86, 0.2));
   CHECK(ms(2048, true) < 8.86);
 }
+
+TEST_CASE("cost::op_timing: FlashAttention-2 runs the profile's flash2 ratio of its flash curve", "[cost]") {
+  // dgx-h100's ratio: FlashAttention-2 against cuDNN in FlashAttention-3's figures (causal forward
+  // 0.620, backward 0.637 at head width 128, calibration/dgx-h100.md).
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  spec::Gpu gpu = spec::load_gpu("h100-sxm5-80gb");
+  spec::Calibration cal = spec::load_calibration("dgx-h100");
+  REQUIRE(cal.compute.flash2_fwd_ratio == 0.62);
+  REQUIRE(cal.compute.flash2_bwd_ratio == 0.637);
+  cost::ComputeContext ctx{&gpu, &cal.compute, spec::Dtype::bf16};
+  cost::LayerShape s = gpt3_tp4();
+  for (bool backward : {false, true}) {
+    auto fused = backward ? cost::layer_backward(s, spec::AttentionKernel::flash, spec::Dtype::bf16)
+                          : cost::layer_forward(s, spec::AttentionKernel::flash, spec::Dtype::bf16);
+    auto fa2 = backward ? cost::layer_backward(s, spec::AttentionKernel::flash2, spec::Dtype::bf16)
+                        : cost::layer_forward(s, spec::AttentionKernel::flash2, spec::Dtype::bf16);
+    std::string name = backward ? "attn.core.bwd" : "attn.core";
+    CHECK(named(fa2, name).flops.value() == named(fused, name).flops.value());
+    double ratio = backward ? 0.637 : 0.62;
+    CHECK_THAT(cost::op_timing(named(fa2, name), ctx).compute.value(),
+               WithinRel(cost::op_timing(named(fused, name), ctx).compute.value() / ratio, 1e-9));
+    // Only the attention kernel changes.
+    CHECK(fa2.size() == fused.size());
+  }
+}

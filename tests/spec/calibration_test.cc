@@ -204,6 +204,21 @@ TEST_CASE("spec::parse_calibration: attention curves by length and by GPU", "[sp
                     StartsWith("cal.json:/compute/flash_seq_half: expected a number >= 0"));
 }
 
+TEST_CASE("spec::parse_calibration: FlashAttention-2's ratio to the flash curve is optional", "[spec]") {
+  spec::ComputeCalibration none = parse_calibration(kProfile, "cal.json").compute;
+  CHECK(none.flash2_fwd_ratio == 0);
+  CHECK(none.flash2_bwd_ratio == 0);
+  std::string given = with(R"("flash_bwd_efficiency": 0.5,)",
+                           R"("flash_bwd_efficiency": 0.5, "flash2_ratio": {"fwd": 0.62, "bwd": 0.637},)");
+  spec::ComputeCalibration c = parse_calibration(given, "cal.json").compute;
+  CHECK(c.flash2_fwd_ratio == 0.62);
+  CHECK(c.flash2_bwd_ratio == 0.637);
+  CHECK_THROWS_WITH(parse_calibration(dtsim::test::replaced(given, R"("bwd": 0.637)", R"("bwd": 1.5)"), "cal.json"),
+                    StartsWith("cal.json:/compute/flash2_ratio/bwd: expected a fraction in (0, 1]"));
+  CHECK_THROWS_WITH(parse_calibration(dtsim::test::replaced(given, R"(, "bwd": 0.637)", ""), "cal.json"),
+                    Equals("cal.json:/compute/flash2_ratio/bwd: missing required key"));
+}
+
 TEST_CASE("spec::parse_calibration: attention speed by head width", "[spec]") {
   std::string table = with(R"("flash_bwd_efficiency": 0.5,)",
                            R"("flash_bwd_efficiency": 0.5, "flash_head_dim": [[64, 0.7, 0.8], [128, 1, 1], [256, 0.9, 1]],
