@@ -337,20 +337,21 @@ TEST_CASE("cli simulate --attention flash2: FlashAttention-2 where the profile m
   check_bad(job + " --cluster dgx-h100 --attention flash3", Contains("--attention: expected flash, flash2 or unfused"));
   // A validation case takes it from its recipe, and says so.
   TempDir tmp;
-  std::string cases = tmp.write("v.json", R"({"schema": "dtsim-validation-cases/1", "cases": [{
-    "id": "n15", "model": {"name": "Nemotron-4 15B", "layers": 32, "hidden": 6144, "heads": 48, "kv_heads": 8,
-      "ffn_hidden": 24576, "activation": "squared_relu", "vocab": 256000, "moe_experts": null, "moe_topk": null,
-      "moe_ffn_hidden": null},
-    "cluster": "dgx-h100", "gpus": 16, "gpus_per_node": 8,
-    "parallel": {"tp": 4, "pp": 1, "dp": 4, "cp": 1, "ep": 1, "vp": 1, "zero_stage": 1, "sequence_parallel": true},
-    "training": {"micro_batch": 4, "global_batch": 64, "seq_len": 4096, "recompute": "none", "precision": "bf16"},
-    "measured": {"iteration_s": 3.0}}]})");
-  std::string recipes = tmp.write("r.json", R"({"schema": "dtsim-validation-recipes/1", "cases": {"n15": {
+  // (A DGX Cloud Nemotron-4 15B run, whose own recipe keeps cuDNN attention, given FlashAttention-2.)
+  std::string cases = dtsim::test::source_path("calibration/holdout/dgxc-dense.json");
+  std::string id = "dgxc-24.11.1-NEMOTRON4_15B-bf16-16xH100";
+  std::string recipes = tmp.write("r.json", R"({"schema": "dtsim-validation-recipes/1", "cases": {")" + id + R"(": {
     "attention": "flash2", "source": "a launch script with NVTE_FUSED_ATTN=0"}}})");
-  json v = run_json("validate '" + cases + "' --recipes '" + recipes + "' --json");
-  CHECK_THAT(v.at("cases")[0].at("assumptions").dump(), Contains("attention null -> flash2"));
-  CHECK(v.at("cases")[0].at("predicted_s").get<double>() > run_json("validate '" + cases + "' --no-recipes --json")
-                                                                 .at("cases")[0].at("predicted_s").get<double>());
+  auto predicted = [&](const std::string& flag) {
+    json v = run_json("validate '" + cases + "' " + flag + " --json");
+    for (const json& c : v.at("cases"))
+      if (c.at("id") == id) return c;
+    FAIL("no case " << id);
+    return json();
+  };
+  json recipe = predicted("--recipes '" + recipes + "'");
+  CHECK_THAT(recipe.at("assumptions").dump(), Contains("attention null -> flash2"));
+  CHECK(recipe.at("predicted_s").get<double>() > predicted("--no-recipes").at("predicted_s").get<double>());
 }
 
 TEST_CASE("cli validate: an invalid case is reported with its reason, not skipped", "[cli]") {

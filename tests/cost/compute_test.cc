@@ -26,6 +26,11 @@ const cost::Op& named(const std::vector<cost::Op>& ops, const std::string& name)
   return ops.front();
 }
 
+// One pass of a bf16 layer's kernels, forward or backward.
+std::vector<cost::Op> bf16_pass(const cost::LayerShape& s, spec::AttentionKernel attn, bool backward) {
+  return backward ? cost::layer_backward(s, attn, spec::Dtype::bf16) : cost::layer_forward(s, attn, spec::Dtype::bf16);
+}
+
 double total_flops(const std::vector<cost::Op>& ops) {
   double f = 0;
   for (const cost::Op& op : ops) f += op.flops.value();
@@ -139,10 +144,8 @@ TEST_CASE("cost::layer_forward: attention dropout costs kernels unfused and thro
   spec::Calibration cal = spec::load_calibration("dgx-h100");
   cost::ComputeContext ctx{&gpu, &cal.compute, spec::Dtype::bf16};
   for (bool backward : {false, true}) {
-    auto a = backward ? cost::layer_backward(with, spec::AttentionKernel::flash, spec::Dtype::bf16)
-                      : cost::layer_forward(with, spec::AttentionKernel::flash, spec::Dtype::bf16);
-    auto b = backward ? cost::layer_backward(without, spec::AttentionKernel::flash, spec::Dtype::bf16)
-                      : cost::layer_forward(without, spec::AttentionKernel::flash, spec::Dtype::bf16);
+    auto a = bf16_pass(with, spec::AttentionKernel::flash, backward);
+    auto b = bf16_pass(without, spec::AttentionKernel::flash, backward);
     std::string name = backward ? "attn.core.bwd" : "attn.core";
     CHECK(named(a, name).flops.value() == named(b, name).flops.value());
     cost::OpTiming ta = cost::op_timing(named(a, name), ctx), tb = cost::op_timing(named(b, name), ctx);
@@ -632,10 +635,8 @@ TEST_CASE("cost::op_timing: FlashAttention-2 runs the profile's flash2 ratio of 
   cost::ComputeContext ctx{&gpu, &cal.compute, spec::Dtype::bf16};
   cost::LayerShape s = gpt3_tp4();
   for (bool backward : {false, true}) {
-    auto fused = backward ? cost::layer_backward(s, spec::AttentionKernel::flash, spec::Dtype::bf16)
-                          : cost::layer_forward(s, spec::AttentionKernel::flash, spec::Dtype::bf16);
-    auto fa2 = backward ? cost::layer_backward(s, spec::AttentionKernel::flash2, spec::Dtype::bf16)
-                        : cost::layer_forward(s, spec::AttentionKernel::flash2, spec::Dtype::bf16);
+    auto fused = bf16_pass(s, spec::AttentionKernel::flash, backward);
+    auto fa2 = bf16_pass(s, spec::AttentionKernel::flash2, backward);
     std::string name = backward ? "attn.core.bwd" : "attn.core";
     CHECK(named(fa2, name).flops.value() == named(fused, name).flops.value());
     double ratio = backward ? 0.637 : 0.62;
