@@ -41,7 +41,7 @@ struct Job {
   }
 };
 
-// An MoE job on one DGX B200 (x86 host: 21.43 us per PyTorch op, 57.6 us per TE module) as
+// An MoE job on one DGX B200 (x86 host: 22.96 us per PyTorch op, 61.65 us per TE module) as
 // Megatron-Bridge 25.11 runs it: EP 8, micro-batch 8 (GPU-bound: the host runs ahead of it).
 struct MoeJob {
   spec::Model model;
