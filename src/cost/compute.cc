@@ -472,6 +472,18 @@ std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backwar
   return ops;
 }
 
+// The MoE layer's routing bookkeeping: small kernels over the [tokens x experts] routing map and
+// the token counts (which kernels: schedule::layer_kernels), each at the profile's per-kernel cost,
+// and, for the map-sized ones, a read and a write of the 4-byte map per kernel -- the router's 3
+// forward and the permutation's 3 row-id passes, 1 backward.
+namespace {
+Op moe_routing_op(const LayerShape& s, bool backward) {
+  double kernels = backward ? s.routing_kernels_bwd : s.routing_kernels;
+  double map_kernels = std::min(kernels, backward ? 1.0 : 6.0);
+  return memory(backward ? "moe.route.bwd" : "moe.route", s.tokens * s.experts, 8 * map_kernels, kernels);
+}
+}  // namespace
+
 std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype precision, const TpOverlapShape& overlap,
                               const Fusions& fusions) {
   std::vector<Op> ops = layer_gemms(s, precision);
@@ -493,6 +505,7 @@ std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype p
   if (attn != AttentionKernel::unfused) flash(ops, s, false, attn == AttentionKernel::flash2);
   else unfused_forward(ops, s);
   for (Op& e : layer_elementwise(s, precision, fusions)) ops.push_back(std::move(e));
+  if (s.routing_kernels > 0) ops.push_back(moe_routing_op(s, false));
   if (precision == Dtype::fp8 || precision == Dtype::fp4)
     for (Op& q : quantize_ops(s, fusions, false, precision)) ops.push_back(std::move(q));
   return ops;
@@ -531,6 +544,7 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
     e.bytes = e.bytes * k;
     ops.push_back(std::move(e));
   }
+  if (s.routing_kernels_bwd > 0) ops.push_back(moe_routing_op(s, true));
   if (precision == Dtype::fp8 || precision == Dtype::fp4)
     for (Op& q : quantize_ops(s, fusions, true, precision)) ops.push_back(std::move(q));
   return ops;

@@ -218,13 +218,17 @@ double ep_overlap_unpaired_share(const StepSpec& s) {
   return std::clamp(warmup / std::max(m * vp, 1.0), 0.0, 1.0);
 }
 
-void add_ep(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh, Seconds compute) {
+void add_ep(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh, Seconds compute,
+            bool backward) {
   if (!s.model->is_moe() || s.par.ep == 1) return;
   Seconds comm{0};
   double routed = sh.expert_tokens * sh.hidden * 2.0;
   switch (s.software.moe_dispatcher) {
     case spec::MoeDispatcher::alltoall:
-      comm = net.time({Comm::Op::all_to_all, Group::ep, bytes(routed)}) * 2.0;
+      // Each routed row's probability (4 bytes) goes along with its dispatch: one more all-to-all
+      // each pass (the dispatcher's token_dispatch; autograd sends the gradients back).
+      comm = net.time({Comm::Op::all_to_all, Group::ep, bytes(routed)}) * 2.0 +
+             net.time({Comm::Op::all_to_all, Group::ep, bytes(sh.expert_tokens * 4.0)});
       break;
     case spec::MoeDispatcher::allgather: {
       double local = sh.tokens / sh.tp * sh.hidden * 2.0 * static_cast<double>(s.par.ep);
@@ -249,6 +253,11 @@ void add_ep(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
     Seconds hidden = std::min(comm, compute) * (1 - ep_overlap_unpaired_share(s));
     comm = comm - hidden + hidden * slowdown;
   }
+  // Dropless routing with the alltoall dispatcher: before the split sizes reach the host, every
+  // rank's per-expert token counts (8 bytes each) are all-gathered over the EP group
+  // (preprocess, gather_from_sequence_parallel_region), on the compute stream, forward only.
+  if (!backward && s.software.moe_dispatcher == spec::MoeDispatcher::alltoall && s.train.moe_capacity_factor <= 0)
+    comm += net.time({Comm::Op::all_gather, Group::ep, bytes(sh.experts * 8.0)});
   add(p, Category::ep_comm, comm);
 }
 
@@ -452,6 +461,21 @@ LayerKernels layer_kernels(const StepSpec& s) {
   // The experts' work and traffic are those of the busiest expert-parallel rank, or of the
   // capacity every expert is padded to in token-drop runs.
   sh.sort_chunks = s.software.moe_dispatcher == spec::MoeDispatcher::alltoall && sh.experts_local > 1;
+  // The routing bookkeeping no other op prices (docs/research/mcore-moe-host-ops.md, summary table:
+  // Megatron-Core 0.14/0.15 with router and permutation fusion). Forward: the router's random
+  // logits of force-balanced routing, as the published benchmarks run (clone, normal_), and its
+  // fused top-k with score function; the permutation's three row-id-map passes (HybridEP, what the
+  // flex dispatcher runs here, permutes inside its dispatch kernel instead); the alltoall
+  // dispatcher's six count reductions when routing is dropless and, with several local experts,
+  // its two chunk-sort maps and the copy of the split sizes before the unsort. Backward: the
+  // top-k's.
+  if (sh.experts_local > 0) {
+    bool alltoall = s.software.moe_dispatcher == spec::MoeDispatcher::alltoall;
+    bool dropless = s.train.moe_capacity_factor <= 0;
+    sh.routing_kernels = 3 + (s.software.moe_dispatcher == spec::MoeDispatcher::flex ? 0 : 3) +
+                         (alltoall && dropless ? 6 : 0) + (sh.sort_chunks ? 3 : 0);
+    sh.routing_kernels_bwd = 1;
+  }
   sh.expert_tokens *= s.train.moe_capacity_factor > 0
                           ? s.train.moe_capacity_factor
                           : cost::moe_busiest_rank(s.par.ep, sh.expert_tokens, s.train.moe_imbalance);
@@ -487,7 +511,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   add_tp(lc.forward, s, net, sh, fwd, ctx, false);
   add_tp_amax(lc.forward, s, net, sh);
   add_cp(lc.forward, s, net, sh, attention_time(fwd, ctx), false);
-  add_ep(lc.forward, s, net, sh, fwd_t);
+  add_ep(lc.forward, s, net, sh, fwd_t, false);
   double layer_params = cost::local_layer_params(*s.model, s.par).total();  // what ZeRO-3 gathers
   add_zero3(lc.forward, s, net, sh, layer_params, fwd_t, false, ctx);
   lc.forward_flops = total_flops(fwd);
@@ -502,7 +526,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
     if (s.train.selective_modules() & spec::recompute_module::moe) {
       // A recomputed MoE block dispatches and combines its tokens again.
       PassCost ep;
-      add_ep(ep, s, net, sh, again);
+      add_ep(ep, s, net, sh, again, false);
       add(lc.backward, Category::recompute, to_seconds(ep.total()));
     }
     lc.recompute_flops = total_flops(k.recompute);
@@ -511,7 +535,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   add_tp_amax(lc.backward, s, net, sh);
   add_tp(lc.backward, s, net, sh, bwd, ctx, true);
   add_cp(lc.backward, s, net, sh, attention_time(bwd, ctx), true);
-  add_ep(lc.backward, s, net, sh, bwd_t);
+  add_ep(lc.backward, s, net, sh, bwd_t, true);
   add_zero3(lc.backward, s, net, sh, layer_params, bwd_t, true, ctx);
   // A GPT layer's parameter tensors: QKV, projection, FC1, FC2 weights and biases and two norms'
   // weights and biases (12; gated MLPs and bias-free models differ by a few, which costs 2 us each).

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 
 #include "cost/compute.h"
@@ -245,6 +246,48 @@ TEST_CASE("schedule::layer_kernels: the alltoall dispatcher sorts what it receiv
   MoeJob mixtral("mixtral-8x7b");
   CHECK(find(schedule::layer_kernels(mixtral.spec()).forward, "moe.sort_chunks") == nullptr);
   CHECK(find(schedule::layer_kernels(mixtral.spec()).forward, "moe.permute") != nullptr);
+}
+
+TEST_CASE("schedule::layer_cost: an MoE layer's routing bookkeeping: its small kernels and collectives", "[schedule]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  MoeJob j("qwen3-30b-a3b");  // 128 experts, 16 per rank on EP 8
+  auto route = [&](bool backward) -> std::optional<cost::Op> {
+    schedule::LayerKernels k = schedule::layer_kernels(j.spec());
+    for (const cost::Op& op : backward ? k.backward : k.forward)
+      if (op.name == (backward ? "moe.route.bwd" : "moe.route")) return op;
+    return std::nullopt;
+  };
+  // alltoall, dropless, several local experts: the router's 3 (random logits of force-balanced
+  // routing, fused top-k), the row-id map's 3, the count reductions' 6, the chunk sorts' 3.
+  j.t.moe_capacity_factor = 0;
+  REQUIRE(route(false).has_value());
+  CHECK(route(false)->kernels == 15);
+  CHECK(route(false)->bytes.value() == 4096.0 * 8 * 128 * 8 * 6);  // tokens (mbs 8) x experts x 8 bytes x 6 map kernels
+  REQUIRE(route(true).has_value());
+  CHECK(route(true)->kernels == 1);
+  j.t.moe_capacity_factor = 1.0;  // token drop knows its split sizes: no count reductions
+  CHECK(route(false)->kernels == 9);
+  j.sw.moe_dispatcher = spec::MoeDispatcher::flex;  // HybridEP permutes inside its dispatch kernel
+  CHECK(route(false)->kernels == 3);
+  MoeJob mixtral("mixtral-8x7b");  // one expert per rank: nothing to sort
+  mixtral.t.moe_capacity_factor = 0;
+  schedule::LayerKernels one = schedule::layer_kernels(mixtral.spec());
+  CHECK(one.shape.routing_kernels == 12);
+  // Collectives, each one unit on a flat network: the tokens' dispatch and combine and the
+  // probabilities' all-to-all each pass, and forward only, when dropless, the counts' all-gather.
+  FlatNetwork net(1e-3);
+  j.sw.moe_dispatcher = spec::MoeDispatcher::alltoall;
+  auto ep = [&](double capacity) {
+    j.t.moe_capacity_factor = capacity;
+    schedule::LayerCost lc = schedule::layer_cost(j.spec(), net);
+    return std::pair{seconds(lc.forward, schedule::Category::ep_comm), seconds(lc.backward, schedule::Category::ep_comm)};
+  };
+  auto [dropless_f, dropless_b] = ep(0);
+  auto [drop_f, drop_b] = ep(1.0);
+  CHECK_THAT(dropless_f, WithinRel(4e-3, 1e-9));
+  CHECK_THAT(dropless_b, WithinRel(3e-3, 1e-9));
+  CHECK_THAT(drop_f, WithinRel(3e-3, 1e-9));
+  CHECK_THAT(drop_b, WithinRel(3e-3, 1e-9));
 }
 
 TEST_CASE("schedule::layer_cost: a clamped GLU's device tensor makes the host wait inside the experts", "[schedule]") {
