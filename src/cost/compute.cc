@@ -438,13 +438,22 @@ std::vector<Op> lora_ops(const LayerShape& s, bool backward) {
 }
 
 std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backward, Dtype precision) {
-  auto q = [&](const char* name, double elems, Producer p) {
+  bool moe = s.experts_local > 0;
+  // An MoE layer's expert tensors are quantized expert by expert: Transformer Engine's
+  // GroupedLinear splits its input (and its output gradient) with split_quantize, one quantize per
+  // expert -- for current scaling the amax zeroing, the amax, the scale and the cast (+ transpose),
+  // 4 kernels each; for MXFP8 one. Delayed scaling has a fused multi-tensor kernel and NVFP4
+  // grouped ones (docs/research/te-grouped-linear-host-ops.md sec. 2).
+  auto q = [&](const char* name, double elems, Producer p, bool experts = false) {
     QuantCost c = quant_cost(precision, f.fp8_recipe, f.fp8_transpose, p);
+    if (experts && moe && precision == Dtype::fp8) {
+      if (f.fp8_recipe == spec::Fp8Recipe::current) c.kernels = 4 * s.experts_local;
+      if (f.fp8_recipe == spec::Fp8Recipe::mxfp8) c.kernels = s.experts_local;
+    }
     return memory(name, elems, c.bytes, c.kernels);
   };
   double th = s.tokens * s.hidden * s.sp, t = s.tokens;
   double v_width = s.heads * s.v_dim;
-  bool moe = s.experts_local > 0;
   double ffn_in = moe ? s.expert_tokens * s.expert_ffn : t * s.ffn;
   double mlp_in = moe ? s.expert_tokens * s.hidden : th;
   std::vector<Op> ops;
@@ -452,18 +461,18 @@ std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backwar
     ops.push_back(q("fp8.quantize.qkv_in", th, Producer::norm));
     ops.push_back(q("fp8.quantize.proj_in", t * v_width, Producer::standalone));
     // MoE experts quantize the permuted tokens on their own; a dense MLP's input is the norm's.
-    ops.push_back(q("fp8.quantize.fc1_in", mlp_in, moe ? Producer::standalone : Producer::norm));
+    ops.push_back(q("fp8.quantize.fc1_in", mlp_in, moe ? Producer::standalone : Producer::norm, true));
     // FC2's input is the activation's bf16 output: Megatron-Core runs its own fused bias-SwiGLU
     // (bias_activation_fusion, which it forbids together with use_te_activation_func) and
     // Transformer Engine's Linear or GroupedLinear then quantizes that input itself.
-    ops.push_back(q("fp8.quantize.fc2_in", ffn_in, Producer::standalone));
+    ops.push_back(q("fp8.quantize.fc2_in", ffn_in, Producer::standalone, true));
     if (s.shared_ffn > 0) ops.push_back(q("fp8.quantize.shared_fc2_in", t * s.shared_ffn, Producer::standalone));
   } else {
     // Output gradients arrive from the next op's backward: always standalone.
     ops.push_back(q("fp8.quantize.qkv_dgrad", t * (s.q_width + 2 * s.kv_width), Producer::standalone));
     ops.push_back(q("fp8.quantize.proj_dgrad", th, Producer::standalone));
-    ops.push_back(q("fp8.quantize.fc1_dgrad", ffn_in * s.gate, Producer::standalone));
-    ops.push_back(q("fp8.quantize.fc2_dgrad", mlp_in, Producer::standalone));
+    ops.push_back(q("fp8.quantize.fc1_dgrad", ffn_in * s.gate, Producer::standalone, true));
+    ops.push_back(q("fp8.quantize.fc2_dgrad", mlp_in, Producer::standalone, true));
     if (s.shared_ffn > 0) {
       ops.push_back(q("fp8.quantize.shared_fc1_dgrad", t * s.shared_ffn * s.gate, Producer::standalone));
       ops.push_back(q("fp8.quantize.shared_fc2_dgrad", th, Producer::standalone));

@@ -444,6 +444,29 @@ TEST_CASE("cost::quantize_ops: fp8 recipes' quantization traffic per GEMM operan
   CHECK_FALSE(cost::fp8_needs_transpose(spec::load_gpu(std::string(DTSIM_SOURCE_DIR) + "/topologies/gpus/b200.json")));
 }
 
+TEST_CASE("cost::quantize_ops: an MoE layer's expert tensors are quantized expert by expert", "[cost]") {
+  // Qwen3-30B-A3B on EP 8: 16 local experts. Transformer Engine's GroupedLinear quantizes its input
+  // (and its output gradient) per expert: current scaling 4 kernels each (amax zeroing, amax,
+  // scale, cast + transpose), MXFP8 one; delayed scaling's multi-tensor cast is one kernel.
+  spec::Model m = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/qwen3-30b-a3b.json");
+  cost::LayerShape s = cost::layer_shape(m, spec::Parallel{.dp = 8, .ep = 8}, 1, 4096);
+  REQUIRE(s.experts_local == 16);
+  auto kernels = [&](spec::Fp8Recipe r, bool transpose, bool backward, const char* name) {
+    cost::Fusions f{.fp8_recipe = r, .fp8_transpose = transpose};
+    return named(cost::quantize_ops(s, f, backward), name).kernels;
+  };
+  for (const char* op : {"fp8.quantize.fc1_in", "fp8.quantize.fc2_in"}) {
+    CHECK(kernels(spec::Fp8Recipe::current, true, false, op) == 64);
+    CHECK(kernels(spec::Fp8Recipe::mxfp8, false, false, op) == 16);
+    CHECK(kernels(spec::Fp8Recipe::delayed, true, false, op) == 1);
+  }
+  for (const char* op : {"fp8.quantize.fc1_dgrad", "fp8.quantize.fc2_dgrad"})
+    CHECK(kernels(spec::Fp8Recipe::current, true, true, op) == 64);
+  // The attention's linears are not grouped: one tensor, as before.
+  CHECK(kernels(spec::Fp8Recipe::current, true, false, "fp8.quantize.proj_in") == 3);
+  CHECK(kernels(spec::Fp8Recipe::mxfp8, false, true, "fp8.quantize.qkv_dgrad") == 1);
+}
+
 TEST_CASE("cost::moe_busiest_rank: binomial spread of force-balanced routing, times a skew", "[cost]") {
   // 64 EP ranks, 32,768 token-slots each on average: sd = sqrt(64*32768 * (1/64)(63/64)), the
   // busiest rank at mean + sd * E[max of 64 normals] (Blom: 2.4 sd).
