@@ -387,7 +387,7 @@ Seconds moe_forward_waits(const StepSpec& s, const cost::LayerShape& sh, const H
   bool counts = s.train.moe_capacity_factor <= 0, offset = sh.glu_clamp;
   if (sh.experts_local <= 0 || !(counts || offset) || h.total().value() <= 0) return Seconds{0};
   Seconds permute = named_time(fwd, {"moe.permute"}, ctx) * 0.5;
-  Seconds router = named_time(fwd, {"norm2", "moe.router"}, ctx) + permute;
+  Seconds router = named_time(fwd, {"norm2", "moe.router", "moe.route"}, ctx) + permute;
   Seconds sort = named_time(fwd, {"moe.sort_chunks"}, ctx) * 0.5;
   Seconds dispatch = ep_comm * 0.5 + sort;
   Seconds fc1 = named_time(fwd, {"moe.fc1", "mlp.act.clamp", "fp8.quantize.fc1_in"}, ctx);
