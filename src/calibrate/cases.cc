@@ -96,7 +96,7 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
                         p.cluster.gpu.name);
   p.outcome.assumptions = rc.assumptions;
   p.outcome.layout = layout(rc.par, rc.train);
-  if (rc.model.is_moe() && rc.train.moe_capacity_factor > 0) {
+  if (rc.model.is_moe() && !rc.train.moe_dropless()) {
     p.outcome.assumptions.push_back("moe token drop: every expert computes " +
                                     std::to_string(rc.train.moe_capacity_factor).substr(0, 4) +
                                     " x its balanced share (padded or dropped to capacity)");

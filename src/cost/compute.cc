@@ -487,7 +487,7 @@ std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backwar
 // forward and the permutation's 3 row-id passes, 1 backward.
 namespace {
 Op moe_routing_op(const LayerShape& s, bool backward) {
-  double kernels = backward ? s.routing_kernels_bwd : s.routing_kernels;
+  double kernels = backward ? 1.0 : s.routing_kernels;
   double map_kernels = std::min(kernels, backward ? 1.0 : 6.0);
   return memory(backward ? "moe.route.bwd" : "moe.route", s.tokens * s.experts, 8 * map_kernels, kernels);
 }
@@ -553,7 +553,7 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
     e.bytes = e.bytes * k;
     ops.push_back(std::move(e));
   }
-  if (s.routing_kernels_bwd > 0) ops.push_back(moe_routing_op(s, true));
+  if (s.routing_kernels > 0) ops.push_back(moe_routing_op(s, true));
   if (precision == Dtype::fp8 || precision == Dtype::fp4)
     for (Op& q : quantize_ops(s, fusions, true, precision)) ops.push_back(std::move(q));
   return ops;

@@ -45,10 +45,10 @@ struct LayerShape {
   /// and back before the combine (Megatron-Core's alltoall dispatcher with more than one local
   /// expert: sort_chunks_by_idxs, or drop-and-pad's transpose().contiguous()).
   bool sort_chunks = false;
-  /// Kernels of the router's and the dispatcher's bookkeeping over the [tokens x experts] routing
-  /// map and the token counts that no other op prices (cost::moe_routing_op), forward and backward;
-  /// set by the schedule from the dispatcher and the routing mode.
-  double routing_kernels = 0, routing_kernels_bwd = 0;
+  /// Forward kernels of the router's and the dispatcher's bookkeeping over the [tokens x experts]
+  /// routing map and the token counts that no other op prices (cost::moe_routing_op; backward is
+  /// the top-k's one); set by the schedule from the dispatcher and the routing mode.
+  double routing_kernels = 0;
   double vocab_local = 1;      ///< padded vocabulary / tp
   // Fine-tuning (spec::Training): packed samples and LoRA.
   double sample = 0;           ///< packed sequences: tokens per sample attention runs within (0: seq)

@@ -199,7 +199,7 @@ std::string memory_report(const JobView& job, const cost::MemoryEstimate& mem, b
 std::string moe_routing_text(const JobView& job) {
   std::string how_sent = std::string(", dispatcher ") + spec::to_string(job.software.moe_dispatcher) +
                          (job.software.moe_a2a_overlap ? " (overlapped)" : "");
-  if (job.train.moe_capacity_factor > 0)
+  if (!job.train.moe_dropless())
     return "token drop: every expert computes " + fixed(job.train.moe_capacity_factor, 2) +
            " x its balanced share (padded or dropped)" + how_sent;
   double f = moe_busiest_rank_factor(job);
@@ -219,12 +219,12 @@ std::string simulate_report(const JobView& job, const engine::StepResult& r, con
                      {"critical_stage", r.critical_stage}, {"microbatches", r.microbatches}, {"tasks", r.tasks},
                      {"pace", r.pace}, {"uncertainty", uncertainty_json(u)}};
     if (job.model->is_moe())
-      j["moe"] = {{"routing", job.train.moe_capacity_factor > 0 ? "token-drop"
+      j["moe"] = {{"routing", !job.train.moe_dropless() ? "token-drop"
                               : job.train.moe_imbalance > 0   ? "skewed"
                                                               : "force-balanced"},
                   {"imbalance", job.train.moe_imbalance}, {"capacity_factor", job.train.moe_capacity_factor},
-                  {"busiest_rank_factor", job.train.moe_capacity_factor > 0 ? job.train.moe_capacity_factor
-                                                                            : moe_busiest_rank_factor(job)},
+                  {"busiest_rank_factor",
+                   job.train.moe_dropless() ? moe_busiest_rank_factor(job) : job.train.moe_capacity_factor},
                   {"dispatcher", spec::to_string(job.software.moe_dispatcher)},
                   {"a2a_overlap", job.software.moe_a2a_overlap}};
     for (std::size_t c = 0; c < schedule::kCategories; ++c)

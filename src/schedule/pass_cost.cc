@@ -256,7 +256,7 @@ void add_ep(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
   // Dropless routing with the alltoall dispatcher: before the split sizes reach the host, every
   // rank's per-expert token counts (8 bytes each) are all-gathered over the EP group
   // (preprocess, gather_from_sequence_parallel_region), on the compute stream, forward only.
-  if (!backward && s.software.moe_dispatcher == spec::MoeDispatcher::alltoall && s.train.moe_capacity_factor <= 0)
+  if (!backward && s.software.moe_dispatcher == spec::MoeDispatcher::alltoall && s.train.moe_dropless())
     comm += net.time({Comm::Op::all_gather, Group::ep, bytes(sh.experts * 8.0)});
   add(p, Category::ep_comm, comm);
 }
@@ -384,7 +384,7 @@ HostBlocks layer_host_blocks(const StepSpec& s, const cost::LayerShape& sh) {
 // takes than max(gpu, host), what it would take if the host could run ahead. MoE layers only.
 Seconds moe_forward_waits(const StepSpec& s, const cost::LayerShape& sh, const HostBlocks& h,
                           const std::vector<Op>& fwd, const cost::ComputeContext& ctx, Seconds ep_comm, Seconds gpu) {
-  bool counts = s.train.moe_capacity_factor <= 0, offset = sh.glu_clamp;
+  bool counts = s.train.moe_dropless(), offset = sh.glu_clamp;
   if (sh.experts_local <= 0 || !(counts || offset) || h.total().value() <= 0) return Seconds{0};
   Seconds permute = named_time(fwd, {"moe.permute"}, ctx) * 0.5;
   Seconds router = named_time(fwd, {"norm2", "moe.router", "moe.route"}, ctx) + permute;
@@ -471,14 +471,12 @@ LayerKernels layer_kernels(const StepSpec& s) {
   // top-k's.
   if (sh.experts_local > 0) {
     bool alltoall = s.software.moe_dispatcher == spec::MoeDispatcher::alltoall;
-    bool dropless = s.train.moe_capacity_factor <= 0;
     sh.routing_kernels = 3 + (s.software.moe_dispatcher == spec::MoeDispatcher::flex ? 0 : 3) +
-                         (alltoall && dropless ? 6 : 0) + (sh.sort_chunks ? 3 : 0);
-    sh.routing_kernels_bwd = 1;
+                         (alltoall && s.train.moe_dropless() ? 6 : 0) + (sh.sort_chunks ? 3 : 0);
   }
-  sh.expert_tokens *= s.train.moe_capacity_factor > 0
-                          ? s.train.moe_capacity_factor
-                          : cost::moe_busiest_rank(s.par.ep, sh.expert_tokens, s.train.moe_imbalance);
+  sh.expert_tokens *= s.train.moe_dropless()
+                          ? cost::moe_busiest_rank(s.par.ep, sh.expert_tokens, s.train.moe_imbalance)
+                          : s.train.moe_capacity_factor;
   k.ctx = compute_context(s);
   auto attn = s.software.attention;
   cost::TpOverlapShape overlap = cost::tp_overlap_shape(s.par.tp, s.software.tp_comm_overlap, s.cluster->gpu.sm_count,

@@ -96,6 +96,7 @@ struct Training {
   /// moe_expert_capacity_factor with moe_pad_expert_input_to_capacity): every expert computes
   /// exactly that many tokens, padded or dropped. 0: dropless (the busiest rank sets the pace).
   double moe_capacity_factor = 0;
+  [[nodiscard]] bool moe_dropless() const { return moe_capacity_factor <= 0; }
   /// fp8/fp4 runs: transformer layers at the start and end of the model kept in bf16 (Megatron-Core
   /// --first-last-layers-bf16 with --num-layers-at-start/end-in-bf16; Transformer Engine recipes).
   std::int64_t bf16_layers_start = 0, bf16_layers_end = 0;
