@@ -22,13 +22,14 @@ Op gemm(std::string name, double m, double n, double k, double batch, double ele
 // Backward of Y[m,n] = X[m,k] W[k,n]: dX = dY W^T (m x k, reduce n), dW = X^T dY (k x n, reduce m).
 void gemm_backward(std::vector<Op>& out, const Op& f) {
   out.push_back(gemm(f.name + ".dgrad", f.m, f.k, f.n, f.batch, f.elem_bytes));
-  out.back().kernels = f.kernels;
-  out.back().bf16_only = f.bf16_only;
-  out.back().strided_batch = f.strided_batch;
   out.push_back(gemm(f.name + ".wgrad", f.k, f.n, f.m, f.batch, f.elem_bytes));
-  out.back().kernels = f.kernels;
-  out.back().bf16_only = f.bf16_only;
-  out.back().strided_batch = f.strided_batch;
+  for (GemmPass pass : {GemmPass::dgrad, GemmPass::wgrad}) {
+    Op& op = out[out.size() - (pass == GemmPass::dgrad ? 2 : 1)];
+    op.kernels = f.kernels;
+    op.bf16_only = f.bf16_only;
+    op.strided_batch = f.strided_batch;
+    op.pass = pass;
+  }
 }
 
 // Megatron's core attention multiplies every (sequence, head) pair's matrices in one
@@ -312,6 +313,11 @@ OpTiming op_timing(const Op& op, const ComputeContext& ctx) {
     FlopsPerSecond peak = ctx.gpu->peak(d);
     if (peak.value() <= 0) peak = ctx.gpu->peak(Dtype::bf16);
     t.compute = op.flops / (peak * t.efficiency * op.sm_share);
+    // MXFP8's block-scaled kernels against the per-tensor fp8 curve, pass by pass.
+    if (ctx.mxfp8 && d == Dtype::fp8) {
+      const spec::PassRatios& r = cal.mxfp8_gemm_time;
+      t.compute = t.compute * (op.pass == GemmPass::fprop ? r.fprop : op.pass == GemmPass::dgrad ? r.dgrad : r.wgrad);
+    }
   } else if (op.kind == OpKind::attention) {
     // op.m: the causal-equivalent length one attention kernel runs (flash()).
     // op.k: the heads' width (flash()).

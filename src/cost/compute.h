@@ -18,6 +18,8 @@ namespace dtsim::cost {
 enum class OpKind { gemm, attention, memory };
 
 /// One kernel (or a group of identical kernels) on one rank.
+enum class GemmPass { fprop, dgrad, wgrad };
+
 struct Op {
   std::string name;
   OpKind kind = OpKind::memory;
@@ -45,6 +47,8 @@ struct Op {
   /// parallelism (the curve's mn term) sees batch x m x n; otherwise each of the batch is priced
   /// as its own launch (TP-overlap chunks run one after another).
   bool strided_batch = false;
+  /// GEMM: which of a linear layer's three GEMMs this is (gemm_backward sets dgrad and wgrad).
+  GemmPass pass = GemmPass::fprop;
 };
 
 /// How Transformer Engine's userbuffer TP overlap reshapes the layer's GEMMs (TE
@@ -99,6 +103,7 @@ struct ComputeContext {
   const spec::ComputeCalibration* cal = nullptr;
   spec::Dtype precision = spec::Dtype::bf16;  ///< GEMM input type (fp8 = Transformer Engine recipe)
   double pace = 1;  ///< multiplies every kernel's time: the job's slowest GPU (slowest_gpu_pace)
+  bool mxfp8 = false;  ///< fp8 GEMMs are block-scaled (MXFP8): ComputeCalibration::mxfp8_gemm_time
 };
 
 /// MoE: the busiest of `ep` expert-parallel ranks' tokens over the mean when each of its

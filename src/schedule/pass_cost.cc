@@ -441,7 +441,8 @@ std::optional<spec::Dtype> fused_accumulation(const StepSpec& s) {
 cost::ComputeContext compute_context(const StepSpec& s) {
   std::int64_t gpus = s.par.tp * s.par.pp * s.par.dp * s.par.cp;
   double pace = cost::slowest_gpu_pace(s.cal->compute.speed_spread, gpus);
-  return {&s.cluster->gpu, &s.cal->compute, s.train.precision, pace};
+  bool mxfp8 = s.train.precision == spec::Dtype::fp8 && s.software.fp8_recipe == spec::Fp8Recipe::mxfp8;
+  return {&s.cluster->gpu, &s.cal->compute, s.train.precision, pace, mxfp8};
 }
 
 SimTime PassCost::total() const {

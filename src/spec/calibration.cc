@@ -134,6 +134,14 @@ ComputeCalibration read_compute(ObjectReader r) {
   } else {
     r.skip("flash2_ratio");
   }
+  if (r.has("mxfp8_gemm_time")) {  // {"fprop": F, "dgrad": D, "wgrad": W}: MXFP8 over per-tensor fp8
+    ObjectReader f = r.object("mxfp8_gemm_time");
+    c.mxfp8_gemm_time = {f.positive("fprop"), f.positive("dgrad"), f.positive("wgrad")};
+    f.skip("notes");
+    f.finish();
+  } else {
+    r.skip("mxfp8_gemm_time");
+  }
   c.memory_efficiency = fraction(r, "memory_efficiency");
   c.kernel_overhead = us(r.positive("kernel_overhead_us", true));
   c.overlap_slowdown = r.positive("overlap_slowdown", true);

@@ -94,6 +94,12 @@ struct GpuGemmCurve {
 };
 
 /// Compute-side calibration.
+/// A ratio for each of a linear layer's three GEMMs: forward, data gradient, weight gradient.
+struct PassRatios {
+  double fprop = 1, dgrad = 1, wgrad = 1;
+  bool operator==(const PassRatios&) const = default;
+};
+
 struct ComputeCalibration {
   /// Per dtype (indexed by Dtype); an entry with max_efficiency 0 means "not calibrated".
   std::array<GemmCurve, 6> gemm{};
@@ -107,6 +113,10 @@ struct ComputeCalibration {
   /// --attention flash2 kernels); 0 when the profile has no measurement of it.
   double flash2_fwd_ratio = 0.0;
   double flash2_bwd_ratio = 0.0;
+  /// MXFP8 (block-scaled) GEMM time over a per-tensor-scaled fp8 GEMM's at the same shape, by pass
+  /// (forward, data gradient, weight gradient): the E8M0 scales the kernel loads beside its operands.
+  /// The fp8 curves are per-tensor; 1 when the profile has no measurement of the two side by side.
+  PassRatios mxfp8_gemm_time;
   double memory_efficiency = 0.0;      ///< achieved / peak HBM bandwidth for element-wise kernels
   Seconds kernel_overhead;             ///< fixed cost per kernel (launch, tail)
   double overlap_slowdown = 0.0;       ///< compute slowdown while NCCL kernels share the SMs (0.1 = 10%)

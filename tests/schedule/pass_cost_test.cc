@@ -178,6 +178,13 @@ TEST_CASE("schedule::layer_cost: TP overlap collective by collective: a pipeline
   j.cluster = spec::load_cluster(test::source_path("topologies/dgx-b200.json"));
   j.cal = spec::load_calibration(test::source_path("calibration/dgx-b200.json"));
   CHECK_THAT(fp8_forward(spec::Fp8Recipe::mxfp8) - fp8_forward(spec::Fp8Recipe::current), WithinRel(2 * act / 32 * 1e-7, 1e-3));
+  // MXFP8's GEMMs are block-scaled (the profile's mxfp8_gemm_time applies); a bf16 run's are not,
+  // whatever its recipe field says.
+  j.sw.fp8_recipe = spec::Fp8Recipe::mxfp8;
+  CHECK(schedule::compute_context(j.spec(par, spec::Dtype::fp8)).mxfp8);
+  CHECK_FALSE(schedule::compute_context(j.spec(par, spec::Dtype::bf16)).mxfp8);
+  j.sw.fp8_recipe = spec::Fp8Recipe::current;
+  CHECK_FALSE(schedule::compute_context(j.spec(par, spec::Dtype::fp8)).mxfp8);
 }
 
 TEST_CASE("schedule::layer_cost: a dropless MoE forward waits for its token counts on the host", "[schedule]") {

@@ -219,6 +219,18 @@ TEST_CASE("spec::parse_calibration: FlashAttention-2's ratio to the flash curve 
                     Equals("cal.json:/compute/flash2_ratio/bwd: missing required key"));
 }
 
+TEST_CASE("spec::parse_calibration: MXFP8's GEMM time over per-tensor fp8's is optional, by pass", "[spec]") {
+  spec::ComputeCalibration none = parse_calibration(kProfile, "cal.json").compute;
+  CHECK(none.mxfp8_gemm_time == spec::PassRatios{1, 1, 1});
+  std::string given = with(R"("flash_bwd_efficiency": 0.5,)",
+                           R"("flash_bwd_efficiency": 0.5, "mxfp8_gemm_time": {"fprop": 1.1, "dgrad": 1.03, "wgrad": 1.02},)");
+  CHECK(parse_calibration(given, "cal.json").compute.mxfp8_gemm_time == spec::PassRatios{1.1, 1.03, 1.02});
+  CHECK_THROWS_WITH(parse_calibration(dtsim::test::replaced(given, R"("dgrad": 1.03)", R"("dgrad": 0)"), "cal.json"),
+                    StartsWith("cal.json:/compute/mxfp8_gemm_time/dgrad: expected a number > 0"));
+  CHECK_THROWS_WITH(parse_calibration(dtsim::test::replaced(given, R"(, "wgrad": 1.02)", ""), "cal.json"),
+                    Equals("cal.json:/compute/mxfp8_gemm_time/wgrad: missing required key"));
+}
+
 TEST_CASE("spec::parse_calibration: attention speed by head width", "[spec]") {
   std::string table = with(R"("flash_bwd_efficiency": 0.5,)",
                            R"("flash_bwd_efficiency": 0.5, "flash_head_dim": [[64, 0.7, 0.8], [128, 1, 1], [256, 0.9, 1]],
@@ -316,28 +328,43 @@ TEST_CASE("spec::load_calibration: Blackwell Ultra's GEMMs as Transformer Engine
   // TransformerEngine docs/examples/gemm_profiling/gemm_profiling.rst (TE PR #2863; NVIDIA blog "How to
   // Optimize Transformer-Based Models for Low-Precision Training"): one layer's twelve GEMMs
   // (hidden 4096, FFN 16384, 15,872 tokens) on a B300, kernels only ("prequantized"): BF16 13.102 ms,
-  // MXFP8 7.161, NVFP4 3.764. B300's own curves reproduce each time (and so both ratios).
+  // FP8 current scaling 6.812 (fprop 2.158, dgrad 2.329, wgrad 2.325), MXFP8 7.161 (2.365, 2.397,
+  // 2.400), NVFP4 3.764. B300's own curves reproduce each time (and so the ratios); MXFP8 is the
+  // per-tensor fp8 curve times the profile's block-scaled ratio for each pass.
   spec::Gpu b300 = spec::load_gpu(test::source_path("topologies/gpus/b300.json"));
   spec::Calibration cal = shipped("dgx-b200");
   const double t = 15872, h = 4096, f = 16384;
   const double shapes[4][2] = {{3 * h, h}, {h, h}, {f, h}, {h, f}};  // {n, k} of QKV, proj, FC1, FC2 forward
-  auto layer_ms = [&](Dtype d) {
+  // The layer's GEMMs of one pass (0 fprop, 1 dgrad, 2 wgrad; -1 all) through the cost model.
+  auto layer_ms = [&](Dtype d, bool mxfp8 = false, int pass = -1) {
+    cost::ComputeContext ctx{.gpu = &b300, .cal = &cal.compute, .precision = d, .mxfp8 = mxfp8};
+    const cost::GemmPass passes[3] = {cost::GemmPass::fprop, cost::GemmPass::dgrad, cost::GemmPass::wgrad};
     double ms = 0;
     for (const auto& s : shapes) {
       double n = s[0], k = s[1];
       double gemm[3][3] = {{t, n, k}, {t, k, n}, {k, n, t}};  // fprop, dgrad, wgrad (m, n, k)
-      for (const auto& g : gemm) {
-        double eff = cost::gemm_efficiency(cal.compute, d, g[0], g[1], g[2], 1.0, b300.name);
-        ms += 2 * g[0] * g[1] * g[2] / (b300.peak(d).value() * eff) * 1e3;
+      for (int p = 0; p < 3; ++p) {
+        if (pass >= 0 && p != pass) continue;
+        const auto& g = gemm[p];
+        cost::Op op{.name = "gemm", .kind = cost::OpKind::gemm, .m = g[0], .n = g[1], .k = g[2],
+                    .flops = Flops{2 * g[0] * g[1] * g[2]}, .pass = passes[p]};
+        cost::OpTiming tm = cost::op_timing(op, ctx);
+        ms += tm.compute.value() * 1e3;
       }
     }
     return ms;
   };
   double bf16 = layer_ms(Dtype::bf16);
   CHECK_THAT(bf16, WithinRel(13.102, 0.02));
-  CHECK_THAT(layer_ms(Dtype::fp8), WithinRel(7.161, 0.02));
+  CHECK_THAT(layer_ms(Dtype::fp8), WithinRel(6.812, 0.02));
+  CHECK_THAT(layer_ms(Dtype::fp8, true), WithinRel(7.161, 0.02));
+  const double cs[3] = {2.158, 2.329, 2.325}, mx[3] = {2.365, 2.397, 2.400};
+  for (int p = 0; p < 3; ++p) {
+    CAPTURE(p);
+    CHECK_THAT(layer_ms(Dtype::fp8, true, p) / layer_ms(Dtype::fp8, false, p), WithinRel(mx[p] / cs[p], 0.002));
+  }
   CHECK_THAT(layer_ms(Dtype::fp4), WithinRel(3.764, 0.02));
-  CHECK_THAT(layer_ms(Dtype::fp8) / bf16, WithinRel(7.161 / 13.102, 0.03));
+  CHECK_THAT(layer_ms(Dtype::fp8) / bf16, WithinRel(6.812 / 13.102, 0.03));
   CHECK_THAT(layer_ms(Dtype::fp4) / bf16, WithinRel(3.764 / 13.102, 0.03));
   // The B200 curves (B200 measurements) run this layer's bf16 GEMMs ~5% slower: mamf-finder's
   // sustained fp8 rate is 2,969 TFLOP/s on a B300 and 2,788 on a B200 (x1.065).
