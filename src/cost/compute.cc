@@ -21,15 +21,15 @@ Op gemm(std::string name, double m, double n, double k, double batch, double ele
 
 // Backward of Y[m,n] = X[m,k] W[k,n]: dX = dY W^T (m x k, reduce n), dW = X^T dY (k x n, reduce m).
 void gemm_backward(std::vector<Op>& out, const Op& f) {
-  out.push_back(gemm(f.name + ".dgrad", f.m, f.k, f.n, f.batch, f.elem_bytes));
-  out.push_back(gemm(f.name + ".wgrad", f.k, f.n, f.m, f.batch, f.elem_bytes));
-  for (GemmPass pass : {GemmPass::dgrad, GemmPass::wgrad}) {
-    Op& op = out[out.size() - (pass == GemmPass::dgrad ? 2 : 1)];
+  auto add = [&](Op op, GemmPass pass) {
     op.kernels = f.kernels;
     op.bf16_only = f.bf16_only;
     op.strided_batch = f.strided_batch;
     op.pass = pass;
-  }
+    out.push_back(std::move(op));
+  };
+  add(gemm(f.name + ".dgrad", f.m, f.k, f.n, f.batch, f.elem_bytes), GemmPass::dgrad);
+  add(gemm(f.name + ".wgrad", f.k, f.n, f.m, f.batch, f.elem_bytes), GemmPass::wgrad);
 }
 
 // Megatron's core attention multiplies every (sequence, head) pair's matrices in one

@@ -17,9 +17,10 @@ namespace dtsim::cost {
 
 enum class OpKind { gemm, attention, memory };
 
-/// One kernel (or a group of identical kernels) on one rank.
+/// Which of a linear layer's three GEMMs an op is: forward, data gradient, weight gradient.
 enum class GemmPass { fprop, dgrad, wgrad };
 
+/// One kernel (or a group of identical kernels) on one rank.
 struct Op {
   std::string name;
   OpKind kind = OpKind::memory;

@@ -219,9 +219,9 @@ std::string simulate_report(const JobView& job, const engine::StepResult& r, con
                      {"critical_stage", r.critical_stage}, {"microbatches", r.microbatches}, {"tasks", r.tasks},
                      {"pace", r.pace}, {"uncertainty", uncertainty_json(u)}};
     if (job.model->is_moe())
-      j["moe"] = {{"routing", !job.train.moe_dropless() ? "token-drop"
-                              : job.train.moe_imbalance > 0   ? "skewed"
-                                                              : "force-balanced"},
+      j["moe"] = {{"routing", !job.train.moe_dropless()    ? "token-drop"
+                              : job.train.moe_imbalance > 0 ? "skewed"
+                                                            : "force-balanced"},
                   {"imbalance", job.train.moe_imbalance}, {"capacity_factor", job.train.moe_capacity_factor},
                   {"busiest_rank_factor",
                    job.train.moe_dropless() ? moe_busiest_rank_factor(job) : job.train.moe_capacity_factor},

@@ -93,13 +93,13 @@ struct GpuGemmCurve {
   bool operator==(const GpuGemmCurve&) const = default;
 };
 
-/// Compute-side calibration.
 /// A ratio for each of a linear layer's three GEMMs: forward, data gradient, weight gradient.
 struct PassRatios {
   double fprop = 1, dgrad = 1, wgrad = 1;
   bool operator==(const PassRatios&) const = default;
 };
 
+/// Compute-side calibration.
 struct ComputeCalibration {
   /// Per dtype (indexed by Dtype); an entry with max_efficiency 0 means "not calibrated".
   std::array<GemmCurve, 6> gemm{};
