@@ -89,8 +89,7 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
     return file + ":" + vc.pointer + section + f;
   };
   spec::check_job(rc.model, p.cluster, vc.gpus, rc.par, rc.train, namer);
-  if (rc.train.precision == spec::Dtype::fp8 && sw.fp8_recipe == spec::Fp8Recipe::mxfp8 &&
-      cost::fp8_needs_transpose(p.cluster.gpu))
+  if (sw.mxfp8(rc.train.precision) && cost::fp8_needs_transpose(p.cluster.gpu))
     throw SpecError(file + ":" + vc.pointer + "/training/precision",
                     "expected a Blackwell cluster for an MXFP8 recipe (block-scaled tensor cores), got " +
                         p.cluster.gpu.name);

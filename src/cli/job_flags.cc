@@ -371,8 +371,7 @@ Job resolve_job(const JobFlags& f) {
     j.train.recompute_modules = spec::parse_recompute_modules(f.recompute_modules, "--recompute-modules");
   }
   spec::check_job(j.model, j.cluster, j.gpus, j.par, j.train);
-  if (j.train.precision == spec::Dtype::fp8 && j.software.fp8_recipe == spec::Fp8Recipe::mxfp8 &&
-      cost::fp8_needs_transpose(j.cluster.gpu))
+  if (j.software.mxfp8(j.train.precision) && cost::fp8_needs_transpose(j.cluster.gpu))
     throw SpecError("--fp8-recipe", "expected delayed or current on " + j.cluster.gpu.name +
                                         " (MXFP8 needs Blackwell's block-scaled tensor cores), got mxfp8");
   return j;

@@ -98,7 +98,7 @@ Seconds tp_overlap_exposed(const StepSpec& s, const CommPricer& net, Bytes act, 
   bool fp8 = s.train.precision == spec::Dtype::fp8;
   Seconds gather = net.time({Comm::Op::all_gather, Group::tp, fp8 ? act / 2.0 : act});
   Seconds scatter = net.time({Comm::Op::reduce_scatter, Group::tp, act});
-  Seconds scales = fp8 && s.software.fp8_recipe == spec::Fp8Recipe::mxfp8
+  Seconds scales = s.software.mxfp8(s.train.precision)
                        ? net.time({Comm::Op::all_gather, Group::tp, act / 2.0 / 32.0})
                        : Seconds{0};
   enum class How { ring, pipeline, bulk };
@@ -441,8 +441,7 @@ std::optional<spec::Dtype> fused_accumulation(const StepSpec& s) {
 cost::ComputeContext compute_context(const StepSpec& s) {
   std::int64_t gpus = s.par.tp * s.par.pp * s.par.dp * s.par.cp;
   double pace = cost::slowest_gpu_pace(s.cal->compute.speed_spread, gpus);
-  bool mxfp8 = s.train.precision == spec::Dtype::fp8 && s.software.fp8_recipe == spec::Fp8Recipe::mxfp8;
-  return {&s.cluster->gpu, &s.cal->compute, s.train.precision, pace, mxfp8};
+  return {&s.cluster->gpu, &s.cal->compute, s.train.precision, pace, s.software.mxfp8(s.train.precision)};
 }
 
 SimTime PassCost::total() const {

@@ -61,7 +61,7 @@ class Builder {
   /// derived from one another (TE docs/features/low_precision_training/mxfp8).
   double param_gather_bytes() const {
     bool fp8_wire = s_.train.fp8_params && s_.train.precision == spec::Dtype::fp8 &&
-                    s_.software.fp8_recipe != spec::Fp8Recipe::mxfp8;
+                    !s_.software.mxfp8(s_.train.precision);
     return fp8_wire ? 1.0 : 2.0;
   }
   PassCost pass_cost(std::int64_t stage, std::int64_t chunk, bool forward) const;

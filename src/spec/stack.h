@@ -133,6 +133,10 @@ struct Software {
   bool rmsnorm_fusion = true;
   /// The scaling recipe of fp8 runs (Megatron-Core --fp8-recipe; delayed is its default).
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
+  /// A run at `precision` under this stack has block-scaled (MXFP8) fp8 GEMMs.
+  [[nodiscard]] bool mxfp8(Dtype precision) const {
+    return precision == Dtype::fp8 && fp8_recipe == Fp8Recipe::mxfp8;
+  }
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
   CrossEntropy cross_entropy = CrossEntropy::unfused;
   OptimizerImpl optimizer_impl = OptimizerImpl::megatron;
