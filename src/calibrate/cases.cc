@@ -172,6 +172,8 @@ CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal, e
     return out;
   }
   out.predicted_s = r.step_time.value();
+  out.breakdown_s.emplace();
+  for (std::size_t c = 0; c < schedule::kCategories; ++c) (*out.breakdown_s)[c] = r.breakdown[c].value();
   out.pace = r.pace;
   out.speed_spread = cal.compute.speed_spread;
   out.profile = cal.name;

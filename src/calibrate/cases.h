@@ -1,6 +1,7 @@
 #pragma once
 // Measured runs (dtsim-validation-cases/1) turned into simulations: what `dtsim validate`
 // reports and what `dtsim calibrate --steps` fits a profile to.
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,8 @@ struct CaseOutcome {
   std::string stack;                    ///< the stack profile simulated with, "nemo@24.11"
   double measured_s = 0;
   std::optional<double> predicted_s;
+  /// Where the predicted step goes: seconds by category on the critical stage (sums to predicted_s).
+  std::optional<std::array<double, schedule::kCategories>> breakdown_s;
   std::string failure;                  ///< why no prediction (invalid config, does not fit)
   std::vector<std::string> assumptions;
   std::string layout;                   ///< "tp 8 pp 16 dp 8 ..." as simulated

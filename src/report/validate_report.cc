@@ -22,6 +22,23 @@ std::string summary_line(const std::string& name, const ErrorSummary& s) {
          fixed(s.median_abs_pct, 2) + "%  max |err| " + fixed(s.max_abs_pct, 2) + "%\n";
 }
 
+// The categories a prediction spends time in, largest first: "compute 9.195 s (88%), ep_comm 0.835 s (8%)".
+std::string breakdown_text(const std::array<double, schedule::kCategories>& b) {
+  double total = 0;
+  for (double s : b) total += std::max(s, 0.0);
+  std::vector<std::size_t> order;
+  for (std::size_t k = 0; k < b.size(); ++k)
+    if (b[k] >= 0.0005) order.push_back(k);  // what rounds to 0.000 s is left out
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return b[x] > b[y]; });
+  std::string out;
+  for (std::size_t k : order) {
+    if (!out.empty()) out += ", ";
+    out += std::string(schedule::to_string(static_cast<schedule::Category>(k))) + " " + fixed(b[k], 3) + " s (" +
+           fixed(100 * b[k] / total, 0) + "%)";
+  }
+  return out.empty() ? "no time" : out;
+}
+
 }  // namespace
 
 std::vector<std::string> printed_assumptions(const CaseOutcome& c) {
@@ -46,6 +63,9 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
       j["error_pct"] = c.error_pct() ? nlohmann::json(*c.error_pct()) : nlohmann::json();
       if (!c.failure.empty()) j["reason"] = c.failure;
       if (c.peak_gib) j["peak_gib"] = *c.peak_gib;
+      if (c.breakdown_s)
+        for (std::size_t k = 0; k < c.breakdown_s->size(); ++k)
+          j["breakdown_s"][schedule::to_string(static_cast<schedule::Category>(k))] = (*c.breakdown_s)[k];
       j["fits"] = c.fits;
       arr.push_back(j);
     }
@@ -75,6 +95,7 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
     for (const CaseOutcome& c : cases) {
       out += "  " + c.id + ": " + c.layout + "\n";
       for (const std::string& a : printed_assumptions(c)) out += "    - " + a + "\n";
+      if (c.breakdown_s) out += "    = " + breakdown_text(*c.breakdown_s) + "\n";
     }
   }
   return out;

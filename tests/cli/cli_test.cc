@@ -284,6 +284,13 @@ TEST_CASE("cli validate --json: cases and summary", "[cli]") {
     if (c.at("error_pct").is_null()) continue;  // invalid or not fitting: reported with a reason
     double p = c.at("predicted_s").get<double>(), m = c.at("measured_s").get<double>();
     CHECK_THAT(c.at("error_pct").get<double>(), WithinRel(100 * (p - m) / m, 1e-9));  // signed, percent
+    // Where the prediction goes: every category, summing to the step.
+    const json& b = c.at("breakdown_s");
+    CHECK(b.size() == 11);
+    double sum = 0;
+    for (const auto& [category, seconds] : b.items()) sum += seconds.get<double>();
+    CHECK_THAT(sum, WithinRel(p, 1e-6));
+    CHECK(b.at("compute").get<double>() > 0);
     abs_errs.push_back(std::fabs(c.at("error_pct").get<double>()));
   }
   const json& s = j.at("summary");
@@ -295,6 +302,12 @@ TEST_CASE("cli validate --json: cases and summary", "[cli]") {
   CHECK_THAT(s.at("mape").get<double>(), WithinRel(mean, 1e-9));
   CHECK_THAT(s.at("max_abs_pct").get<double>(), WithinRel(*std::max_element(abs_errs.begin(), abs_errs.end()), 1e-12));
   CHECK(s.at("median_abs_pct").get<double>() <= s.at("max_abs_pct").get<double>());
+  // --verbose prints each prediction's breakdown under its assumptions, largest category first.
+  std::string verbose = run_dtsim("validate '" + path + "' --verbose").out;
+  std::size_t lines = 0;
+  for (std::size_t at = verbose.find("\n    = "); at != std::string::npos; at = verbose.find("\n    = ", at + 1)) ++lines;
+  CHECK(lines == abs_errs.size());
+  CHECK_THAT(verbose, Contains("\n    = compute ") && Contains(" s (") && !Contains(" 0.000 s"));
 
   // The shipped recipes fill the Megatron README case's nulls, visibly; --no-recipes does not.
   auto recipe_lines = [](const json& all) {
