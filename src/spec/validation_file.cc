@@ -266,7 +266,8 @@ RecipesFile load_recipes_file(const std::string& path) { return parse_recipes_fi
 
 namespace {
 
-// Fills `field` from `fact` when the case left it null; a set field is an error.
+// Fills `field` from `fact` when the case left it null; a set field is an error. The note names
+// the field; apply_recipes adds the entry's source once, before the first of them.
 template <typename T>
 void fill(std::optional<T>& field, const std::optional<T>& fact, const std::string& key, const std::string& shown,
           const RecipesFile& recipes, const RecipeFacts& facts, ValidationCase& c) {
@@ -275,7 +276,7 @@ void fill(std::optional<T>& field, const std::optional<T>& fact, const std::stri
     throw SpecError(recipes.path + ":" + facts.pointer + "/" + key,
                     "expected a field the case leaves null, but case " + c.id + " sets it");
   field = fact;
-  c.recipe_notes.push_back(key + " null -> " + shown + " (recipe: " + facts.source + ")");
+  c.recipe_notes.push_back(key + " null -> " + shown + " (recipe)");
 }
 
 }  // namespace
@@ -287,6 +288,7 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
     for (ValidationCase& c : f.cases) {
       if (c.id != id) continue;
       found = true;
+      std::size_t before = c.recipe_notes.size();
       fill(c.zero_stage, facts.zero_stage, "zero_stage", facts.zero_stage ? std::to_string(*facts.zero_stage) : "",
            recipes, facts, c);
       fill(c.sequence_parallel, facts.sequence_parallel, "sequence_parallel",
@@ -329,6 +331,8 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            facts.lora_targets ? lora_targets_text(*facts.lora_targets) : "", recipes, facts, c);
       fill(c.sample_len, facts.sample_len, "sample_len", facts.sample_len ? std::to_string(*facts.sample_len) : "",
            recipes, facts, c);
+      if (c.recipe_notes.size() > before)
+        c.recipe_notes.insert(c.recipe_notes.begin() + static_cast<std::ptrdiff_t>(before), "recipe source: " + facts.source);
     }
     if (!found) unmatched.push_back(id);
   }
