@@ -110,6 +110,36 @@ std::string show_gpu(const spec::Gpu& g, bool json) {
          fixed(to_gbytes_per_s(g.hbm_bandwidth), 0) + " GB/s\n\n" + t.render();
 }
 
+namespace {
+
+const char* host_cpu_name(spec::HostCpu h) {
+  switch (h) {
+    case spec::HostCpu::intel: return "intel";
+    case spec::HostCpu::amd: return "amd";
+    case spec::HostCpu::arm: return "arm";
+  }
+  return "?";
+}
+
+// What the host costs a job here (pass_cost.cc's host-bound passes, activation offload): "host:
+// intel CPU; a PyTorch op 22.96 us, a Transformer Engine module 61.65 us (host_issue_us); GPU-host
+// link 64.0 GB/s per GPU per direction". Unstated costs are said to be unstated.
+std::string host_text(const spec::Cluster& c) {
+  std::string out = std::string("  host: ") + host_cpu_name(c.host_cpu) + " CPU; ";
+  if (c.host_torch_op.value() > 0 || c.host_te_module.value() > 0)
+    out += "a PyTorch op " + fixed(to_us(c.host_torch_op), 2) + " us, a Transformer Engine module " +
+           fixed(to_us(c.host_te_module), 2) + " us to issue (host_issue_us)";
+  else
+    out += "issue costs not stated (no host-bound term)";
+  out += "; GPU-host link " +
+         (c.host_link.value() > 0 ? fixed(to_gbytes_per_s(c.host_link), 1) + " GB/s per GPU per direction"
+                                  : std::string("not stated (no activation offload)")) +
+         "\n";
+  return out;
+}
+
+}  // namespace
+
 std::string show_cluster(const spec::Cluster& c, std::int64_t gpus, bool json) {
   std::int64_t nodes = c.nodes_for(gpus);
   int levels = topology::levels_spanned(c, nodes);
@@ -126,7 +156,11 @@ std::string show_cluster(const spec::Cluster& c, std::int64_t gpus, bool json) {
                      {"nvlink_domain", c.nvlink_domain}, {"nvlink_domains_used", domains},
                      {"gpus_per_nvlink_domain_used", per_domain},
                      {"nics_per_node", c.nics_per_node}, {"rail_optimized", c.rail_optimized},
-                     {"nvls", c.intra.nvls}, {"calibration", c.calibration}};
+                     {"nvls", c.intra.nvls}, {"calibration", c.calibration}, {"host_cpu", host_cpu_name(c.host_cpu)}};
+    j["host_issue_us"] = c.host_torch_op.value() > 0 || c.host_te_module.value() > 0
+                             ? nlohmann::json{{"torch_op", to_us(c.host_torch_op)}, {"te_module", to_us(c.host_te_module)}}
+                             : nlohmann::json();
+    j["host_link_GBps"] = c.host_link.value() > 0 ? nlohmann::json(to_gbytes_per_s(c.host_link)) : nlohmann::json();
     for (const Row& r : rows)
       j["links"].push_back({{"class", r.name}, {"bandwidth_GBps", to_gbytes_per_s(r.link.bandwidth)},
                             {"latency_us", to_us(r.link.latency)}});
@@ -151,7 +185,7 @@ std::string show_cluster(const spec::Cluster& c, std::int64_t gpus, bool json) {
                     std::to_string(c.nvlink_domain) + ")"
               : "") +
          ".\n  Groups (TP, CP, EP, DP, PP neighbours) inside one domain talk over NVLink; groups spanning domains "
-         "use the NICs.\n  calibration profile: " + c.calibration + "\n\n";
+         "use the NICs.\n" + host_text(c) + "  calibration profile: " + c.calibration + "\n\n";
   return out + t.render();
 }
 

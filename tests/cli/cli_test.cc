@@ -547,6 +547,15 @@ TEST_CASE("cli show cluster: an NVL72 rack is one NVLink domain", "[cli]") {
   json j = run_json("show cluster gb300-nvl72 --gpus 256 --json");
   CHECK(j.at("nvlink_domain") == 72);
   CHECK(j.at("gpus_per_nvlink_domain_used") == 64);
+  // The host: Grace's per-call costs and its NVLink-C2C link, as the topology file states them.
+  CHECK_THAT(r.out, Contains("  host: arm CPU; a PyTorch op 37.08 us, a Transformer Engine module 99.66 us to issue"));
+  CHECK(j.at("host_cpu") == "arm");
+  CHECK(j.at("host_issue_us").at("te_module").get<double>() == Approx(99.66));
+  CHECK(j.at("host_link_GBps").get<double>() > 0);
+  // An x86 DGX: the in-situ costs; a cluster file that states none says so.
+  CHECK_THAT(run_dtsim("show cluster dgx-h100").out, Contains("  host: intel CPU; a PyTorch op 22.96 us"));
+  CHECK_THAT(run_dtsim("show cluster dgx-a100").out, Contains("issue costs not stated (no host-bound term)"));
+  CHECK(run_json("show cluster dgx-a100 --json").at("host_issue_us").is_null());
 }
 
 TEST_CASE("cli simulate: MoE dispatchers, overlapped expert traffic and token-drop capacity", "[cli]") {
