@@ -112,20 +112,11 @@ std::string show_gpu(const spec::Gpu& g, bool json) {
 
 namespace {
 
-const char* host_cpu_name(spec::HostCpu h) {
-  switch (h) {
-    case spec::HostCpu::intel: return "intel";
-    case spec::HostCpu::amd: return "amd";
-    case spec::HostCpu::arm: return "arm";
-  }
-  return "?";
-}
-
 // What the host costs a job here (pass_cost.cc's host-bound passes, activation offload): "host:
-// intel CPU; a PyTorch op 22.96 us, a Transformer Engine module 61.65 us (host_issue_us); GPU-host
-// link 64.0 GB/s per GPU per direction". Unstated costs are said to be unstated.
+// intel CPU; a PyTorch op 22.96 us, a Transformer Engine module 61.65 us to issue (host_issue_us);
+// GPU-host link 64.0 GB/s per GPU per direction". Unstated costs are said to be unstated.
 std::string host_text(const spec::Cluster& c) {
-  std::string out = std::string("  host: ") + host_cpu_name(c.host_cpu) + " CPU; ";
+  std::string out = std::string("  host: ") + spec::to_string(c.host_cpu) + " CPU; ";
   if (c.host_torch_op.value() > 0 || c.host_te_module.value() > 0)
     out += "a PyTorch op " + fixed(to_us(c.host_torch_op), 2) + " us, a Transformer Engine module " +
            fixed(to_us(c.host_te_module), 2) + " us to issue (host_issue_us)";
@@ -156,7 +147,7 @@ std::string show_cluster(const spec::Cluster& c, std::int64_t gpus, bool json) {
                      {"nvlink_domain", c.nvlink_domain}, {"nvlink_domains_used", domains},
                      {"gpus_per_nvlink_domain_used", per_domain},
                      {"nics_per_node", c.nics_per_node}, {"rail_optimized", c.rail_optimized},
-                     {"nvls", c.intra.nvls}, {"calibration", c.calibration}, {"host_cpu", host_cpu_name(c.host_cpu)}};
+                     {"nvls", c.intra.nvls}, {"calibration", c.calibration}, {"host_cpu", spec::to_string(c.host_cpu)}};
     j["host_issue_us"] = c.host_torch_op.value() > 0 || c.host_te_module.value() > 0
                              ? nlohmann::json{{"torch_op", to_us(c.host_torch_op)}, {"te_module", to_us(c.host_te_module)}}
                              : nlohmann::json();

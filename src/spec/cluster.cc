@@ -82,6 +82,15 @@ std::int64_t Cluster::domain_ranks(std::int64_t gpus) const {
 
 Seconds Cluster::nccl_net_overhead() const { return us(host_cpu == HostCpu::amd ? 2.0 : 1.0); }
 
+const char* to_string(HostCpu h) {
+  switch (h) {
+    case HostCpu::intel: return "intel";
+    case HostCpu::amd: return "amd";
+    case HostCpu::arm: return "arm";
+  }
+  return "?";
+}
+
 const char* to_string(IntraFabric f) {
   switch (f) {
     case IntraFabric::nvswitch: return "nvswitch";

@@ -76,5 +76,6 @@ struct Cluster {
 };
 
 [[nodiscard]] const char* to_string(IntraFabric f);
+[[nodiscard]] const char* to_string(HostCpu h);  ///< as the file's "host_cpu" spells it
 
 }  // namespace dtsim::spec
