@@ -38,8 +38,9 @@ TARGETS = {
     ("shared", "blackwell"): (8, 25, "#15"),
     ("mbridge-26.02", "all"): (10, 30, "#15"),
     ("dgxc-dense", "all"): (5, 15, "#14"),
+    ("megatron-deepspeed", "dense16"): (5, 15, "#14"),
 }
-HOLDOUTS = ("mbridge-26.02", "dgxc-dense")
+HOLDOUTS = ("mbridge-26.02", "dgxc-dense", "megatron-deepspeed")
 
 
 def percentile_row(name, tier, errors, unpredicted):
@@ -59,12 +60,12 @@ def percentile_row(name, tier, errors, unpredicted):
 
 
 def overview(groups):
-    """groups: [(file name, cases of its --json output)]; one row per tier, and 'all' for holdouts."""
+    """groups: [(file name, cases of its --json output)]; one row per tier, and 'all' for holdouts of several."""
     rows = ["| runs | tier | predicted | median \\|error\\| | max \\|error\\| | within 10% | target (median / max) |",
             "|---|---|---|---|---|---|---|"]
     for name, cases in groups:
         tiers = sorted({c["tier"] for c in cases})
-        for tier in tiers + (["all"] if name != "shared" else []):
+        for tier in tiers + (["all"] if name != "shared" and len(tiers) > 1 else []):
             sel = [c for c in cases if tier == "all" or c["tier"] == tier]
             errors = [c["error_pct"] for c in sel if c.get("error_pct") is not None]
             rows.append(percentile_row(name, tier, errors, len(sel) - len(errors)))
