@@ -39,8 +39,9 @@ TARGETS = {
     ("mbridge-26.02", "all"): (10, 30, "#15"),
     ("dgxc-dense", "all"): (5, 15, "#14"),
     ("megatron-deepspeed", "dense16"): (5, 15, "#14"),
+    ("nemotron4-15b", "dense16"): (5, 15, "#14"),
 }
-HOLDOUTS = ("mbridge-26.02", "dgxc-dense", "megatron-deepspeed")
+HOLDOUTS = ("mbridge-26.02", "dgxc-dense", "megatron-deepspeed", "nemotron4-15b")
 
 
 def percentile_row(name, tier, errors, unpredicted):

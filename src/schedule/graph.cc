@@ -14,13 +14,15 @@ const char* to_string(Category c) {
 std::string to_string(const Label& l) {
   auto cm = [&l] { return "chunk " + std::to_string(l.chunk) + " mb " + std::to_string(l.microbatch); };
   switch (l.kind) {
-    case Label::Kind::forward: return "F " + cm();
+    case Label::Kind::forward: return "F " + cm() + (l.part >= 0 ? " part " + std::to_string(l.part) : "");
     case Label::Kind::backward: return "B " + cm() + (l.part >= 0 ? " part " + std::to_string(l.part) : "");
     case Label::Kind::send_activations: return "send activations " + cm();
     case Label::Kind::send_gradients: return "send gradients " + cm();
     case Label::Kind::grad_bucket: return "grad bucket " + std::to_string(l.part) + " chunk " + std::to_string(l.chunk);
     case Label::Kind::grad_reduce: return "grad reduce chunk " + std::to_string(l.chunk);
-    case Label::Kind::param_gather: return "param all-gather chunk " + std::to_string(l.chunk);
+    case Label::Kind::param_gather:
+      return "param all-gather " + (l.part >= 0 ? "bucket " + std::to_string(l.part) + " " : std::string()) + "chunk " +
+             std::to_string(l.chunk);
     case Label::Kind::tied_embedding: return "tied embedding grad all-reduce";
     case Label::Kind::grad_norm: return "grad norm all-reduce";
     case Label::Kind::optimizer: return "optimizer step";

@@ -67,6 +67,10 @@ class Builder {
   PassCost pass_cost(std::int64_t stage, std::int64_t chunk, bool forward) const;
   /// Interned cost of a (stage, chunk, direction) pass: computed once, shared by its micro-batches.
   CostId pass_cost_id(std::int64_t stage, std::int64_t chunk, bool forward);
+  /// Megatron DDP's buckets of a chunk's parameters (see add_grad_reduce).
+  std::int64_t buckets(std::int64_t stage, std::int64_t chunk) const;
+  /// A pass's cost cut into `pieces` equal parts: the first part's id (it takes the rounding) and the others'.
+  std::pair<CostId, CostId> split_cost(CostId cost, std::int64_t pieces);
   bool try_add(std::int64_t stage, std::int64_t pos);
   TaskId add_forward(std::int64_t stage, const PassRef& pass, std::span<const TaskId> deps);
   TaskId add_backward(std::int64_t stage, const PassRef& pass, std::span<const TaskId> deps);
@@ -116,7 +120,7 @@ class Builder {
   std::vector<std::int64_t> ready_;              // stages to try again
   bool overlap_p2p_ = false;
   std::vector<std::vector<TaskId>>& grad_done_ = out_.scratch.grad_done;  // per stage: what the grad-norm sync waits for
-  std::vector<TaskId> param_gather_;
+  std::vector<std::vector<TaskId>> param_gather_;  ///< per (stage, chunk): its buckets' all-gathers, in forward order
   std::vector<CostId> pass_costs_;               // per (stage, chunk, direction), -2 = not yet
   CommId p2p_comm_ = -1;
 };
@@ -282,17 +286,51 @@ TaskId Builder::comm(StreamId stream, Comm::Op op, Group g, Bytes size, Category
   return out_.graph.last_task();
 }
 
+// A chunk's first forward waits for its parameters bucket by bucket: Megatron-Core's forward
+// pre-hook finishes the all-gather of the bucket group that holds a module's parameters before
+// the module runs (finish_param_sync) and only then dispatches the next group's
+// (next_param_gather_bucket_group; megatron/core/distributed/distributed_data_parallel.py and
+// param_and_grad_buffer.py). So bucket k's gather overlaps the layers of bucket k-1, and the
+// forward is cut into one piece per bucket, each waiting for its own gather.
 TaskId Builder::add_forward(std::int64_t stage, const PassRef& pass, std::span<const TaskId> deps) {
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
   CostId cost = pass_cost_id(stage, pass.chunk, true);
+  auto c = static_cast<std::int32_t>(pass.chunk), mb = static_cast<std::int32_t>(pass.microbatch);
+  const std::vector<TaskId>* gathers =
+      pass.microbatch == 0 && !param_gather_.empty() ? &param_gather_[static_cast<std::size_t>(stage * v_ + pass.chunk)]
+                                                     : nullptr;
+  auto pieces = static_cast<std::int64_t>(gathers != nullptr ? gathers->size() : 1);
+  auto [first_id, rest_id] = split_cost(cost, pieces);
   TaskId all[4];
   std::size_t n = 0;
   for (TaskId d : deps) all[n++] = d;
-  if (pass.microbatch == 0 && !param_gather_.empty()) all[n++] = param_gather_[static_cast<std::size_t>(stage * v_ + pass.chunk)];
-  Task& t = out_.graph.emplace_task(ss.compute, std::span<const TaskId>(all, n));
-  t.cost = cost;
-  t.label = {Label::Kind::forward, static_cast<std::int32_t>(pass.chunk), static_cast<std::int32_t>(pass.microbatch)};
-  return out_.graph.last_task();
+  TaskId last = -1;
+  for (std::int64_t k = 0; k < pieces; ++k) {
+    if (gathers != nullptr) all[n++] = (*gathers)[static_cast<std::size_t>(k)];
+    Task piece{.stream = ss.compute, .kind = TaskKind::compute, .cost = k == 0 ? first_id : rest_id,
+               .label = {Label::Kind::forward, c, mb, pieces > 1 ? static_cast<std::int32_t>(k) : -1}};
+    last = out_.graph.add_task(piece, std::span<const TaskId>(all, n));
+    n = 0;
+  }
+  return last;
+}
+
+std::int64_t Builder::buckets(std::int64_t stage, std::int64_t chunk) const {
+  // Bucketing needs overlapped reduction (DDP's bucket_size is None otherwise) and is off for
+  // the chunks after the first (disable_bucketing for model_chunk_idx > 0).
+  if (!s_.software.overlap_grad_reduce || chunk != 0) return 1;
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(chunk_params(stage, chunk).total() / bucket_params(s_.par)));
+}
+
+std::pair<CostId, CostId> Builder::split_cost(CostId cost, std::int64_t pieces) {
+  if (pieces <= 1) return {cost, cost};
+  std::vector<Segment> first, rest;
+  for (const Segment& seg : out_.graph.segments(cost)) {  // copied before add_cost moves the pool
+    first.push_back({seg.category, seg.duration / pieces + seg.duration % pieces});
+    rest.push_back({seg.category, seg.duration / pieces});
+  }
+  CostId first_id = out_.graph.add_cost(first);
+  return {first_id, out_.graph.add_cost(rest)};
 }
 
 void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, CostId cost, std::span<const TaskId> deps,
@@ -300,23 +338,12 @@ void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, CostId cos
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
   cost::LocalLayerParams params = chunk_params(stage, chunk);
   bool overlap = s_.software.overlap_grad_reduce;
-  std::int64_t buckets = (overlap && chunk == 0)
-                             ? std::max<std::int64_t>(1, static_cast<std::int64_t>(params.total() / bucket_params(s_.par)))
-                             : 1;
+  std::int64_t buckets = this->buckets(stage, chunk);
   Comm::Op op = zero_sharded_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce;
   double per_bucket = 1.0 / static_cast<double>(buckets);
   cost::LocalLayerParams bucket{.dense = params.dense * per_bucket, .expert = params.expert * per_bucket};
   // The last backward is split into one piece per bucket; a bucket reduces once its piece is done.
-  CostId first_id = cost, rest_id = cost;
-  if (buckets > 1) {
-    std::vector<Segment> first, rest;
-    for (const Segment& seg : out_.graph.segments(cost)) {  // copied before add_cost moves the pool
-      first.push_back({seg.category, seg.duration / buckets + seg.duration % buckets});
-      rest.push_back({seg.category, seg.duration / buckets});
-    }
-    first_id = out_.graph.add_cost(first);
-    rest_id = out_.graph.add_cost(rest);
-  }
+  auto [first_id, rest_id] = split_cost(cost, buckets);
   auto c = static_cast<std::int32_t>(chunk), mb = static_cast<std::int32_t>(m_ - 1);
   for (std::int64_t k = 0; k < buckets; ++k) {
     Task piece{.stream = ss.compute, .kind = TaskKind::compute, .cost = k == 0 ? first_id : rest_id,
@@ -381,13 +408,22 @@ void Builder::add_param_gathers() {
   if (!zero_sharded_ || s_.par.zero_stage >= 3 || !s_.software.overlap_param_gather || s_.par.dp * s_.par.cp == 1)
     return;
   // Distributed optimizer: the updated parameter shards are all-gathered while the next
-  // step's forward runs; chunk c's first forward waits for its gather.
-  param_gather_.assign(static_cast<std::size_t>(p_ * v_), -1);
+  // step's forward runs, bucket by bucket in forward order (the reverse of the buckets'
+  // gradient order), one after another on the stage's data-parallel stream; chunk c's first
+  // forward waits for each bucket's gather before the layers it holds (add_forward).
+  param_gather_.assign(static_cast<std::size_t>(p_ * v_), {});
   for (std::int64_t i = 0; i < p_; ++i)
-    for (std::int64_t c = 0; c < v_; ++c)
-      param_gather_[static_cast<std::size_t>(i * v_ + c)] =
-          dp_comm(st_[static_cast<std::size_t>(i)].dp, Comm::Op::all_gather, chunk_params(i, c), param_gather_bytes(), {},
-                  {Label::Kind::param_gather, static_cast<std::int32_t>(c)});
+    for (std::int64_t c = 0; c < v_; ++c) {
+      std::int64_t b = buckets(i, c);
+      cost::LocalLayerParams params = chunk_params(i, c);
+      double share = 1.0 / static_cast<double>(b);
+      cost::LocalLayerParams bucket{.dense = params.dense * share, .expert = params.expert * share};
+      auto& gathers = param_gather_[static_cast<std::size_t>(i * v_ + c)];
+      for (std::int64_t k = 0; k < b; ++k)
+        gathers.push_back(dp_comm(st_[static_cast<std::size_t>(i)].dp, Comm::Op::all_gather, bucket, param_gather_bytes(),
+                                  {}, {Label::Kind::param_gather, static_cast<std::int32_t>(c), -1,
+                                       b > 1 ? static_cast<std::int32_t>(k) : -1}));
+    }
 }
 
 void Builder::finish_step() {

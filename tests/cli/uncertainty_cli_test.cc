@@ -257,6 +257,20 @@ TEST_CASE("calibration/holdout/megatron-deepspeed.json: BLOOM and MT-NLG are pre
   }
 }
 
+TEST_CASE("calibration/holdout/nemotron4-15b.json: the report's three steps are predicted", "[cli]") {
+  // Out-of-sample: Nemotron-4 15B's pre-training at DP 96-288 on H100s (arXiv:2402.16819 Table 2;
+  // not in shared/, never fitted to); README "Runs dtsim has not seen" reports the errors. Pinned:
+  // coverage, the preset, and that the unstated micro-batch takes the schema's rule.
+  json v = validate_holdout("nemotron4-15b", 3);
+  for (const json& c : v.at("cases")) {
+    INFO(c.at("id").get<std::string>());
+    CHECK(c.contains("predicted_s"));
+    const std::string a = c.at("assumptions").dump();
+    CHECK(a.find("the Nemotron-4 15B preset") != std::string::npos);
+    CHECK(a.find("micro_batch null -> 1") != std::string::npos);
+  }
+}
+
 TEST_CASE("calibration/holdout/mbridge-26.02.json: every published 26.02 run is predicted", "[cli]") {
   // Out-of-sample: the Megatron-Bridge 26.02 table (not in shared/, never fitted to); README
   // "Runs dtsim has not seen" reports its errors. What is pinned here is coverage, not accuracy.

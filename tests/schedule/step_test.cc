@@ -220,3 +220,53 @@ TEST_CASE("schedule::build_step: up to layers + 2 virtual stages, the embedding'
   CHECK_THAT(compute(12), WithinRel(compute(2), 0.01));
   CHECK(compute(12) > 0);
 }
+
+TEST_CASE("schedule::build_step: a chunk's first forward waits for its parameters bucket by bucket", "[schedule]") {
+  // Megatron-Core's distributed optimizer with overlap_param_gather: the first bucket's all-gather
+  // is launched at the step's start (zero_grad), and each module's forward pre-hook waits for its
+  // bucket's gather and then dispatches the next one's (finish_param_sync,
+  // next_param_gather_bucket_group). Nemotron-4 15B as its report trained it: TP 8, DP 96, four
+  // sequences per replica (arXiv:2402.16819 Table 2); the buckets hold max(40M, 1M x dp) = 96M
+  // parameters, so ~1.96B local parameters make 20 of them.
+  spec::Model model = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/nemotron4-15b.json");
+  spec::Cluster cluster = spec::load_cluster(std::string(DTSIM_SOURCE_DIR) + "/topologies/dgx-h100.json");
+  spec::Calibration cal = spec::load_calibration(std::string(DTSIM_SOURCE_DIR) + "/calibration/dgx-h100.json");
+  schedule::StepSpec s{&model, &cluster,
+                       spec::Parallel{.tp = 8, .pp = 1, .dp = 96, .zero_stage = 1, .sequence_parallel = true},
+                       spec::Training{.micro_batch = 1, .global_batch = 384, .seq_len = 4096}, &cal,
+                       spec::load_stack("megatron-core").software};
+  engine::AnalyticalNetwork net(cluster, s.par, cal.collectives);
+  auto sim = engine::simulate_step(s, net);
+  const auto& tasks = sim.step.graph.tasks();
+  std::vector<std::size_t> gathers, pieces;
+  double gathered = 0;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const schedule::Label& l = tasks[i].label;
+    if (l.kind == schedule::Label::Kind::param_gather) {
+      gathers.push_back(i);
+      gathered += sim.step.graph.comm(tasks[i].comm).size.value();
+    }
+    if (l.kind == schedule::Label::Kind::forward && l.microbatch == 0) pieces.push_back(i);
+  }
+  REQUIRE(gathers.size() == 20);
+  REQUIRE(pieces.size() == gathers.size());
+  // The gathers move the whole of the rank's 16-bit parameters, as one gather did.
+  cost::LocalLayerParams lp = cost::local_layer_params(model, s.par);
+  CHECK(gathered > 2.0 * lp.total() * static_cast<double>(model.layers));
+  auto& tl = sim.timeline.tasks;
+  for (std::size_t k = 0; k < pieces.size(); ++k) {
+    INFO("bucket " << k);
+    CHECK(tl[pieces[k]].start >= tl[gathers[k]].end);  // each piece waits for its own bucket
+  }
+  // The forward starts once the first bucket is in, long before the last one is.
+  CHECK(tl[pieces[0]].start == tl[gathers[0]].end);
+  CHECK(tl[pieces[0]].start * 10 < tl[gathers.back()].end);
+  // Later micro-batches' forwards are one task each.
+  std::size_t later = 0;
+  for (const schedule::Task& t : tasks)
+    if (t.label.kind == schedule::Label::Kind::forward && t.label.microbatch > 0) {
+      ++later;
+      CHECK(t.label.part == -1);
+    }
+  CHECK(later == 3);
+}
