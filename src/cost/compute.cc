@@ -658,8 +658,9 @@ std::vector<Op> logits_ops(const LayerShape& s, spec::CrossEntropy ce_impl, bool
   return ops;
 }
 
-Op grad_accumulation_op(double params, Dtype main_grad, double tensors) {
-  return memory("grad accumulation", params, 2.0 + 2.0 * spec::dtype_bytes(main_grad), tensors);
+Op grad_accumulation_op(double params, Dtype main_grad, double tensors, bool cast) {
+  double main = spec::dtype_bytes(main_grad);
+  return memory("grad accumulation", params, 2.0 + (cast ? 4.0 : 2.0) * main, cast ? 2 * tensors : tensors);
 }
 
 // ProcessGroupNCCL::allgather with an output list gathers into a flattened tensor, then "Copy the

@@ -187,8 +187,10 @@ struct LoraTarget {
 /// `main_grad` when the wgrad GEMM does not (no gradient-accumulation fusion): read the 16-bit
 /// gradient, read and write the main grad, 2 + 2 x main bytes per parameter (6 for fp16 main
 /// grads, 10 for fp32), one kernel per parameter tensor (Megatron-LM 2021's backward hook
-/// `main_grad.add_(grad)`: docs/research/software-stacks.md sec. 2).
-[[nodiscard]] Op grad_accumulation_op(double params, spec::Dtype main_grad, double tensors);
+/// `main_grad.add_(grad)`: docs/research/software-stacks.md sec. 2). With `cast`, the gradient is
+/// first cast to a temporary of the main type (`grad.to(main)`: read 2, write main) that the add
+/// then reads: 2 + 4 x main bytes (18 for fp32), two kernels per tensor.
+[[nodiscard]] Op grad_accumulation_op(double params, spec::Dtype main_grad, double tensors, bool cast = false);
 /// The device copies of a collective called with a list of one 16-bit tensor per rank (PyTorch
 /// ProcessGroupNCCL allgather / reduce_scatter): `params` elements through a flat staging buffer,
 /// one copy kernel per rank.

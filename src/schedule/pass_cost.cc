@@ -427,7 +427,8 @@ double vocab_rows(const StepSpec& s) {
 void add_grad_accumulation(PassCost& p, const StepSpec& s, double params, double tensors,
                            const cost::ComputeContext& ctx) {
   if (spec::fused_grad_accumulation(s.software, s.train.precision) || s.par.zero_stage >= 2 || params <= 0) return;
-  add(p, Category::compute, cost::op_time(cost::grad_accumulation_op(params, s.train.grad_dtype, tensors), ctx));
+  bool cast = s.software.grad_accumulation_fusion == spec::GradAccumFusion::cast;
+  add(p, Category::compute, cost::op_time(cost::grad_accumulation_op(params, s.train.grad_dtype, tensors, cast), ctx));
 }
 
 // The main-grad type weight-gradient GEMMs accumulate into, when the stack fuses it.

@@ -40,7 +40,7 @@ Software read_software(ObjectReader r) {
   s.overlap_p2p_comm = r.boolean("overlap_p2p_comm");
   s.main_grads = static_cast<MainGrads>(r.choice("main_grads", {"fp32", "param", "fp32_if_bf16"}));
   s.grad_accumulation_fusion =
-      static_cast<GradAccumFusion>(r.choice("grad_accumulation_fusion", {"off", "on", "fp32_only"}));
+      static_cast<GradAccumFusion>(r.choice("grad_accumulation_fusion", {"off", "on", "fp32_only", "cast"}));
   s.zero3_gather = static_cast<Zero3Gather>(r.optional_choice("zero3_gather", {"layer", "module"}).value_or(0));
   s.zero3_prefetch = r.optional_boolean("zero3_prefetch").value_or(true);
   s.zero3_gather_cpu_us = r.optional_positive("zero3_gather_cpu_us", true).value_or(0.0);
@@ -149,6 +149,7 @@ const char* to_string(GradAccumFusion g) {
     case GradAccumFusion::off: return "off";
     case GradAccumFusion::on: return "on";
     case GradAccumFusion::fp32_only: return "fp32_only";
+    case GradAccumFusion::cast: return "cast";
   }
   return "?";
 }
@@ -288,7 +289,8 @@ bool param_remainders(const Software& sw, const Training& t) {
 
 bool fused_grad_accumulation(const Software& sw, Dtype precision) {
   switch (sw.grad_accumulation_fusion) {
-    case GradAccumFusion::off: return false;
+    case GradAccumFusion::off:
+    case GradAccumFusion::cast: return false;
     case GradAccumFusion::on: return true;
     case GradAccumFusion::fp32_only: return main_grad_dtype(sw, precision) == Dtype::fp32;
   }

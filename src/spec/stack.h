@@ -37,6 +37,10 @@ enum class GradAccumFusion {
   off,        ///< not available (Megatron-LM 2021, Megatron-DeepSpeed)
   on,
   fp32_only,  ///< only with fp32 main grads (Megatron-LM 2022 turns it off otherwise, arguments.py)
+  /// Not available, and the 16-bit gradient is cast to the main-grad type by a kernel of its own
+  /// before the add (DeepSpeed's BF16_Optimizer: hp_grad.add_(lp.grad.to(hp_grad.dtype)) after
+  /// every micro-batch's backward, runtime/bf16_optimizer.py update_hp_grads).
+  cast,
 };
 
 /// How ZeRO-3 / FSDP fetches parameters before a layer runs.

@@ -95,6 +95,30 @@ TEST_CASE("schedule::layer_cost: without gradient-accumulation fusion the backwa
   CHECK_THAT(sharded, WithinRel(cost::ops_time(cost::layer_backward(sh2, j.sw.attention, spec::Dtype::fp16), ctx2).value(), 1e-9));
 }
 
+TEST_CASE("schedule::layer_cost: an unfused cast before the gradient accumulation (DeepSpeed's bf16 optimizer)",
+          "[schedule]") {
+  // BLOOM's stack: hp_grad.add_(lp.grad.to(fp32)) after each micro-batch's backward -- a cast to a
+  // temporary (read 2, write 4) that the add then reads (4) beside the fp32 main grad (read 4,
+  // write 4): 18 bytes per parameter and two kernels per tensor, against a plain add's 10 and one.
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  Job j;
+  FlatNetwork net(0);
+  spec::Parallel par{.tp = 4, .pp = 12, .dp = 1, .zero_stage = 0};
+  j.sw.grad_accumulation_fusion = spec::GradAccumFusion::off;
+  j.sw.main_grads = spec::MainGrads::fp32;
+  double add = seconds(schedule::layer_cost(j.spec(par, spec::Dtype::bf16), net).backward, schedule::Category::compute);
+  j.sw.grad_accumulation_fusion = spec::GradAccumFusion::cast;
+  double cast = seconds(schedule::layer_cost(j.spec(par, spec::Dtype::bf16), net).backward, schedule::Category::compute);
+  double params = cost::local_layer_params(j.model, par).total();
+  cost::ComputeContext ctx = schedule::compute_context(j.spec(par, spec::Dtype::bf16));
+  // 8 more bytes per parameter and one more kernel per tensor (12 tensors in a GPT layer with biases).
+  double extra = (8.0 * params / (ctx.gpu->hbm_bandwidth.value() * j.cal.compute.memory_efficiency) +
+                  12 * j.cal.compute.kernel_overhead.value()) * ctx.pace;
+  CHECK_THAT(cast - add, WithinRel(extra, 1e-6));
+  CHECK_FALSE(spec::fused_grad_accumulation(j.sw, spec::Dtype::bf16));
+  CHECK(std::string(spec::to_string(spec::GradAccumFusion::cast)) == "cast");
+}
+
 TEST_CASE("schedule::layer_cost: asynchronous TP backward hides the column layers' reductions", "[schedule]") {
   setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
   Job j;
