@@ -197,6 +197,8 @@ nlohmann::json software_json(const spec::Software& w) {
           {"zero3_prefetch", w.zero3_prefetch},
           {"zero3_gather_cpu_us", w.zero3_gather_cpu_us},
           {"zero3_list_collectives", w.zero3_list_collectives},
+          {"zero3_list_build_us", w.zero3_list_build_us},
+          {"zero3_list_copy_cpu_us", w.zero3_list_copy_cpu_us},
           {"bias_activation_fusion", w.bias_activation_fusion},
           {"bias_dropout_add_fusion", w.bias_dropout_add_fusion},
           {"rope_fusion", w.rope_fusion},

@@ -273,31 +273,42 @@ std::vector<double> layer_weights(const cost::LayerShape& sh) {
 
 // ZeRO-3 / FSDP: the layer's 16-bit parameters all-gathered before forward and backward, and
 // its gradients reduce-scattered after backward. As the stack fetches them: one gather of the
-// flat layer (FSDP) or one per weight matrix (DeepSpeed); prefetched on a side stream so they
-// overlap compute (what exceeds it is exposed), or blocking, each call also paying its host time.
-// A stack that passes the collectives a list of per-rank tensors also pays PyTorch's copies
-// through the staging buffer (cost::list_collective_copies_op), one kernel per rank per call.
+// flat layer (FSDP) or one per weight matrix (DeepSpeed, which also reduces each parameter's
+// gradient on its own); prefetched on a side stream so they overlap compute (what exceeds it is
+// exposed), or blocking, each call also paying its host time.
+// A stack that passes the collectives a list of per-rank tensors also pays, per call and rank:
+// building the list on the host before the call (zero3_list_build_us), and PyTorch's copy through
+// the staging buffer -- a copy kernel on the GPU (cost::list_collective_copies_op) that the host
+// must issue first (zero3_list_copy_cpu_us). A gather's copies follow the collective, whose time
+// hides their issue; a reduce-scatter's flatten its input before it can start.
 void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh,
                double layer_params, Seconds compute, bool backward, const cost::ComputeContext& ctx) {
   if (s.par.zero_stage < 3 || s.par.dp * s.par.cp == 1) return;
   const spec::Software& sw = s.software;
   double ranks = static_cast<double>(s.par.dp * s.par.cp);
+  bool lists = sw.zero3_list_collectives;
+  Seconds build = us(lists ? sw.zero3_list_build_us * ranks : 0.0);
+  Seconds copy_issue = us(lists ? sw.zero3_list_copy_cpu_us * ranks : 0.0);
   auto copies = [&](double params) {
-    return sw.zero3_list_collectives ? cost::op_time(cost::list_collective_copies_op(params, ranks), ctx) : Seconds{0};
+    return lists ? cost::op_time(cost::list_collective_copies_op(params, ranks), ctx) : Seconds{0};
   };
   std::vector<double> calls = sw.zero3_gather == spec::Zero3Gather::layer ? std::vector<double>{layer_params}
                                                                           : layer_weights(sh);
+  bool grads = backward && !s.train.frozen_base();  // frozen weights have no gradient to reduce
+  double grad_bytes = spec::dtype_bytes(s.train.grad_dtype);
   Seconds comm{0}, reduce{0};
   for (double w : calls) {
-    comm += net.time({Comm::Op::all_gather, Group::dp_cp, bytes(w * 2.0)}) + us(sw.zero3_gather_cpu_us) + copies(w);
-    if (backward) reduce += copies(w);
+    Seconds gather = net.time({Comm::Op::all_gather, Group::dp_cp, bytes(w * 2.0)});
+    comm += us(sw.zero3_gather_cpu_us) + build + std::max(gather + copies(w), copy_issue);
+    if (grads)
+      reduce += build + std::max(copies(w), copy_issue) +
+                net.time({Comm::Op::reduce_scatter, Group::dp_cp, bytes(w * grad_bytes)});
   }
-  if (backward && !s.train.frozen_base())  // frozen weights have no gradient to reduce
-    reduce += net.time({Comm::Op::reduce_scatter, Group::dp_cp, bytes(layer_params * spec::dtype_bytes(s.train.grad_dtype))});
-  if (!sw.zero3_prefetch) {  // the gathers block; the gradient reduction still runs on its own stream
-    Seconds hidden = std::min(reduce, compute);
-    return add(p, Category::dp_comm_exposed, comm + reduce - hidden + hidden * s.cal->compute.overlap_slowdown);
-  }
+  // Blocking gathers (DeepSpeed 2021) synchronize the whole device before each one
+  // (torch.cuda.synchronize() in _allgather_param: all streams, the gradient reduction's side
+  // stream included), and a module's gradients are reduced only once its backward has produced
+  // them, so the next module's gather waits for that reduction: nothing is hidden.
+  if (!sw.zero3_prefetch) return add(p, Category::dp_comm_exposed, comm + reduce);
   comm += reduce;
   Seconds hidden = std::min(comm, compute);
   add(p, Category::dp_comm_exposed, comm - hidden + hidden * s.cal->compute.overlap_slowdown);

@@ -45,6 +45,12 @@ Software read_software(ObjectReader r) {
   s.zero3_prefetch = r.optional_boolean("zero3_prefetch").value_or(true);
   s.zero3_gather_cpu_us = r.optional_positive("zero3_gather_cpu_us", true).value_or(0.0);
   s.zero3_list_collectives = r.optional_boolean("zero3_list_collectives").value_or(false);
+  for (auto [key, field] : {std::pair{"zero3_list_build_us", &s.zero3_list_build_us},
+                            std::pair{"zero3_list_copy_cpu_us", &s.zero3_list_copy_cpu_us}}) {
+    *field = r.optional_positive(key, true).value_or(0.0);
+    if (*field > 0 && !s.zero3_list_collectives)
+      r.fail(key, "expected 0 unless zero3_list_collectives is true (a per-rank list cost), got " + describe(nlohmann::json(*field)));
+  }
   s.bias_activation_fusion = r.optional_boolean("bias_activation_fusion").value_or(true);
   s.bias_dropout_add_fusion = r.optional_boolean("bias_dropout_add_fusion").value_or(true);
   s.rope_fusion = r.optional_boolean("rope_fusion").value_or(true);

@@ -129,6 +129,15 @@ struct Software {
   /// reduce_scatter, DeepSpeed before PR #1453): PyTorch's ProcessGroupNCCL gathers into a flat
   /// buffer and copies each rank's slice out (reduce-scatter: in) one copy per rank.
   bool zero3_list_collectives = false;
+  /// Host time per rank per list-form ZeRO-3 collective call, before the collective starts: the
+  /// framework's Python loop that builds the list of per-rank views (DeepSpeed 2021: narrow,
+  /// append, get_rank) and the torch.distributed wrapper's list handling. Needs
+  /// zero3_list_collectives.
+  double zero3_list_build_us = 0;
+  /// Host time per rank per list-form call for PyTorch's staging copies (ProcessGroupNCCL: a view
+  /// of the flat buffer, recordStream, copy_ and its cudaMemcpyAsync). A gather's copies are issued
+  /// while the collective runs; a reduce-scatter's before it. Needs zero3_list_collectives.
+  double zero3_list_copy_cpu_us = 0;
   /// Element-wise chains fused into one kernel each (NeMo's names): bias + activation, bias +
   /// dropout + residual add, rotary embedding, RMSNorm; false: eager PyTorch ops (cost::Fusions).
   bool bias_activation_fusion = true;

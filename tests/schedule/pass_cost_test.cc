@@ -119,6 +119,48 @@ TEST_CASE("schedule::layer_cost: an unfused cast before the gradient accumulatio
   CHECK(std::string(spec::to_string(spec::GradAccumFusion::cast)) == "cast");
 }
 
+TEST_CASE("schedule::layer_cost: DeepSpeed's 2021 ZeRO-3 blocks on every collective and pays per rank for its lists",
+          "[schedule]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  Job j;
+  j.sw = spec::load_stack("deepspeed@0.3").software;
+  REQUIRE(j.sw.zero3_list_collectives);
+  REQUIRE_FALSE(j.sw.zero3_prefetch);
+  spec::Parallel par{.tp = 1, .pp = 1, .dp = 1536, .zero_stage = 3};
+  auto exposed = [&](const spec::Software& sw, double collective_s, bool backward) {
+    Job k;
+    k.sw = sw;
+    schedule::LayerCost lc = schedule::layer_cost(k.spec(par), FlatNetwork(collective_s));
+    return seconds(backward ? lc.backward : lc.forward, schedule::Category::dp_comm_exposed);
+  };
+  spec::Software bare = j.sw;
+  bare.zero3_gather_cpu_us = 0;
+  bare.zero3_list_build_us = 0;
+  bare.zero3_list_copy_cpu_us = 0;
+  // Blocking: the device-wide synchronize before each gather also waits for the previous
+  // module's gradient reduce-scatter, so nothing hides under compute. A GPT layer's four weight
+  // matrices each take one gather and, backward, one gather and one reduce-scatter.
+  double fwd = exposed(bare, 0.05, false);
+  CHECK(fwd > 4 * 0.05);
+  CHECK_THAT(exposed(bare, 0.05, true), WithinRel(2 * fwd, 1e-9));
+  // Building the list of 1,536 per-rank views in Python precedes every call.
+  spec::Software built = bare;
+  built.zero3_list_build_us = 2.6;
+  CHECK_THAT(exposed(built, 0.05, false) - fwd, WithinRel(4 * 2.6e-6 * 1536, 1e-9));
+  // Issuing 1,536 staging copies (7.7 ms) hides behind a 50 ms gather, which they follow ...
+  spec::Software copying = bare;
+  copying.zero3_list_copy_cpu_us = 5.0;
+  CHECK_THAT(exposed(copying, 0.05, false), WithinRel(fwd, 1e-9));
+  // ... but not behind a short one, and never before a reduce-scatter, whose input they flatten.
+  double short_fwd = exposed(bare, 0.0, false);
+  double copy_bound = exposed(copying, 0.0, false) - short_fwd;
+  CHECK(copy_bound > 0);
+  CHECK(copy_bound <= 4 * 5.0e-6 * 1536);
+  CHECK(exposed(copying, 0.05, true) - exposed(bare, 0.05, true) > 0);
+  // The shipped stack: 319 us per call plus 7.6 us per rank, where the collective is short.
+  CHECK(exposed(j.sw, 0.0, false) >= short_fwd + 4 * (319e-6 + 2.6e-6 * 1536) + copy_bound - 1e-12);
+}
+
 TEST_CASE("schedule::layer_cost: asynchronous TP backward hides the column layers' reductions", "[schedule]") {
   setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
   Job j;

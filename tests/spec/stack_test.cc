@@ -62,6 +62,12 @@ TEST_CASE("spec::parse_stack_family: versions, defaults and errors", "[spec]") {
   CHECK_FALSE(eager.versions[0].software.rope_fusion);
   CHECK(eager.versions[0].software.zero3_gather == Zero3Gather::module);
   CHECK(eager.versions[0].software.zero3_list_collectives);
+  // A per-rank list cost needs list-form collectives.
+  CHECK_THROWS_WITH(parse_stack_family(with(R"("grad_accumulation_fusion": "off"})",
+                                            R"("grad_accumulation_fusion": "off", "zero3_list_build_us": 2.6})"),
+                                       "toy.json"),
+                    Equals("toy.json:/versions/0/software/zero3_list_build_us: expected 0 unless zero3_list_collectives "
+                           "is true (a per-rank list cost), got 2.6"));
   CHECK_THROWS_WITH(parse_stack_family(with(R"("grad_accumulation_fusion": "off"})",
                                             R"("grad_accumulation_fusion": "off", "rope_fusion": "no"})"),
                                        "toy.json"),
