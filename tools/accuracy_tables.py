@@ -41,8 +41,9 @@ TARGETS = {
     ("megatron-deepspeed", "dense16"): (5, 15, "#14"),
     ("nemotron4-15b", "dense16"): (5, 15, "#14"),
     ("sc21-zero3", "dense16"): (5, 15, "#14"),
+    ("megatron-lm-2020", "dense16"): (5, 15, "#14"),
 }
-HOLDOUTS = ("mbridge-26.02", "dgxc-dense", "megatron-deepspeed", "nemotron4-15b", "sc21-zero3")
+HOLDOUTS = ("mbridge-26.02", "dgxc-dense", "megatron-deepspeed", "nemotron4-15b", "sc21-zero3", "megatron-lm-2020")
 
 
 def percentile_row(name, tier, errors, unpredicted):

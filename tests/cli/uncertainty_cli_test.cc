@@ -294,6 +294,20 @@ TEST_CASE("calibration/holdout/sc21-zero3.json: ZeRO-3 at 384-2,240 GPUs is pred
   CHECK(predicted.at("sc21-t2-zero3-530B-2240xA100") > 0.8 * predicted.at("sc21-t2-zero3-530B-1120xA100"));
 }
 
+TEST_CASE("calibration/holdout/megatron-lm-2020.json: the 2020 weak-scaling table is predicted", "[cli]") {
+  // Out-of-sample: Megatron-LM's 2020 DGX-A100 weak-scaling table (images/tables.tex; not in
+  // shared/, never fitted to); README "Runs dtsim has never seen" reports the errors. Pinned:
+  // coverage and the nulls the first megatron-lm stack fills.
+  json v = validate_holdout("megatron-lm-2020", 8);
+  for (const json& c : v.at("cases")) {
+    INFO(c.at("id").get<std::string>());
+    CHECK(c.contains("predicted_s"));
+    CHECK(c.at("stack") == "megatron-lm@2021");
+    const std::string a = c.at("assumptions").dump();
+    CHECK(a.find("recompute null -> full (megatron-lm@2021 recipes)") != std::string::npos);
+  }
+}
+
 TEST_CASE("calibration/holdout/mbridge-26.02.json: every published 26.02 run is predicted", "[cli]") {
   // Out-of-sample: the Megatron-Bridge 26.02 table (not in shared/, never fitted to); README
   // "Runs dtsim has not seen" reports its errors. What is pinned here is coverage, not accuracy.
