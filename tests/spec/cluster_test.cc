@@ -82,6 +82,22 @@ TEST_CASE("spec::load_cluster: every cluster preset loads", "[spec]") {
   }
 }
 
+TEST_CASE("spec::load_cluster: dgx-a100-40gb is the 2020 DGX A100, dgx-a100 with 40 GB GPUs", "[spec]") {
+  use_source_tree_as_data_dir();
+  spec::Cluster old = spec::load_cluster("dgx-a100-40gb"), now = spec::load_cluster("dgx-a100");
+  // A100 40GB datasheet: 1,555 GB/s HBM2 (80GB: 2,039 GB/s HBM2e); same silicon and peaks.
+  CHECK_THAT(old.gpu.hbm_bandwidth.value(), WithinRel(1555e9, 1e-12));
+  CHECK_THAT(old.gpu.memory.value(), WithinRel(40.0 * 1073741824.0, 1e-12));
+  CHECK(old.gpu.peak_fp16 == now.gpu.peak_fp16);
+  CHECK(old.gpu.sm_count == now.gpu.sm_count);
+  // Everything else is the same system.
+  CHECK(old.calibration == now.calibration);
+  CHECK(old.nics_per_node == now.nics_per_node);
+  CHECK(old.nic_bandwidth == now.nic_bandwidth);
+  CHECK(old.intra.bandwidth == now.intra.bandwidth);
+  CHECK(old.gpus_per_node == now.gpus_per_node);
+}
+
 TEST_CASE("spec::load_cluster: dgx-h100 datasheet numbers", "[spec]") {
   use_source_tree_as_data_dir();
   spec::Cluster c = spec::load_cluster("dgx-h100");
