@@ -98,6 +98,19 @@ TEST_CASE("spec::load_cluster: dgx-a100-40gb is the 2020 DGX A100, dgx-a100 with
   CHECK(old.gpus_per_node == now.gpus_per_node);
 }
 
+TEST_CASE("spec::load_cluster: jean-zay-a100 is dgx-a100 with four 100 Gb/s Omni-Path links per node", "[spec]") {
+  use_source_tree_as_data_dir();
+  spec::Cluster jz = spec::load_cluster("jean-zay-a100"), dgx = spec::load_cluster("dgx-a100");
+  CHECK(jz.nics_per_node == 4);
+  CHECK_THAT(jz.nic_bandwidth.value(), WithinRel(12.5e9, 1e-12));  // 100 Gb/s per port
+  CHECK(jz.gpus_per_nic() == 2);
+  // A quarter of a DGX A100's scale-out bandwidth per GPU; the same GPUs, NVLink and profile.
+  CHECK_THAT(jz.nic_bandwidth.value() / jz.gpus_per_nic(), WithinRel(dgx.nic_bandwidth.value() / 4, 1e-12));
+  CHECK(jz.gpu.name == dgx.gpu.name);
+  CHECK(jz.intra.bandwidth == dgx.intra.bandwidth);
+  CHECK(jz.calibration == dgx.calibration);
+}
+
 TEST_CASE("spec::load_cluster: dgx-h100 datasheet numbers", "[spec]") {
   use_source_tree_as_data_dir();
   spec::Cluster c = spec::load_cluster("dgx-h100");
