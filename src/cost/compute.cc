@@ -673,6 +673,19 @@ Op list_collective_copies_op(double params, double ranks) {
   return memory("list collective copies", params, 2 * kAct, ranks);
 }
 
+// DeepSpeed v0.3 partition_parameters.py _allgather_param: `flat_tensor = torch.zeros(
+// aligned_param_size, ...)` then torch.cuda.synchronize() before the all_gather; stage3.py
+// fetch_sub_module, after the gathers complete, for every parameter of the submodule:
+// print_rank_0(f"Param ... norm={param.norm()}", force=False) -- the f-string is built before
+// print_rank_0 decides not to print, and formatting a 0-dim CUDA tensor calls .item(). PR #1188
+// (2021-06-25) removed the norm and gathers into torch.empty buffers.
+std::vector<Op> zero3_fetch_ops(double params, bool zero_fill, bool norm) {
+  std::vector<Op> ops;
+  if (zero_fill) ops.push_back(memory("zero3 zero fill", params, kAct));
+  if (norm) ops.push_back(memory("zero3 param norm", params, kAct));
+  return ops;
+}
+
 // Bytes per parameter of each pass (r = read, w = write; fp32 master weights, Adam's m and v):
 // - the update: gradient r (fp32, or the 16-bit bucket for apex) + master r/w 8 + Adam m, v r/w 16
 //   (SGD: momentum r/w 8);

@@ -195,6 +195,11 @@ struct LoraTarget {
 /// ProcessGroupNCCL allgather / reduce_scatter): `params` elements through a flat staging buffer,
 /// one copy kernel per rank.
 [[nodiscard]] Op list_collective_copies_op(double params, double ranks);
+/// A ZeRO-3 fetch's own kernels on one gathered 16-bit parameter of `params` elements, as DeepSpeed
+/// ran them before its PR #1188: `zero_fill`, the output buffer's torch.zeros (a fill writing 2
+/// bytes per element); `norm`, the debug print's param.norm() (a reduction reading 2 bytes per
+/// element). One kernel each.
+[[nodiscard]] std::vector<Op> zero3_fetch_ops(double params, bool zero_fill, bool norm);
 /// Optimizer step over `params` locally owned parameters (Adam or SGD with momentum, fp32
 /// master weights; multi-tensor apply kernels) as the stack's optimizer runs it (spec::OptimizerImpl:
 /// which passes, over which gradient type), memory-bound.

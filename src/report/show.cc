@@ -199,6 +199,8 @@ nlohmann::json software_json(const spec::Software& w) {
           {"zero3_list_collectives", w.zero3_list_collectives},
           {"zero3_list_build_us", w.zero3_list_build_us},
           {"zero3_list_copy_cpu_us", w.zero3_list_copy_cpu_us},
+          {"zero3_zero_fill", w.zero3_zero_fill},
+          {"zero3_fetch_norm", w.zero3_fetch_norm},
           {"bias_activation_fusion", w.bias_activation_fusion},
           {"bias_dropout_add_fusion", w.bias_dropout_add_fusion},
           {"rope_fusion", w.rope_fusion},

@@ -281,6 +281,8 @@ std::vector<double> layer_weights(const cost::LayerShape& sh) {
 // the staging buffer -- a copy kernel on the GPU (cost::list_collective_copies_op) that the host
 // must issue first (zero3_list_copy_cpu_us). A gather's copies follow the collective, whose time
 // hides their issue; a reduce-scatter's flatten its input before it can start.
+// A stack may also run kernels of its own on each gathered parameter (cost::zero3_fetch_ops: a
+// zero fill of the buffer before the gather, a norm after it), on the fetch's critical path.
 void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh,
                double layer_params, Seconds compute, bool backward, const cost::ComputeContext& ctx) {
   if (s.par.zero_stage < 3 || s.par.dp * s.par.cp == 1) return;
@@ -299,7 +301,8 @@ void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost
   Seconds comm{0}, reduce{0};
   for (double w : calls) {
     Seconds gather = net.time({Comm::Op::all_gather, Group::dp_cp, bytes(w * 2.0)});
-    comm += us(sw.zero3_gather_cpu_us) + build + std::max(gather + copies(w), copy_issue);
+    comm += us(sw.zero3_gather_cpu_us) + build + std::max(gather + copies(w), copy_issue) +
+            cost::ops_time(cost::zero3_fetch_ops(w, sw.zero3_zero_fill, sw.zero3_fetch_norm), ctx);
     if (grads)
       reduce += build + std::max(copies(w), copy_issue) +
                 net.time({Comm::Op::reduce_scatter, Group::dp_cp, bytes(w * grad_bytes)});

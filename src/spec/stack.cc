@@ -51,6 +51,8 @@ Software read_software(ObjectReader r) {
     if (*field > 0 && !s.zero3_list_collectives)
       r.fail(key, "expected 0 unless zero3_list_collectives is true (a per-rank list cost), got " + describe(nlohmann::json(*field)));
   }
+  s.zero3_zero_fill = r.optional_boolean("zero3_zero_fill").value_or(false);
+  s.zero3_fetch_norm = r.optional_boolean("zero3_fetch_norm").value_or(false);
   s.bias_activation_fusion = r.optional_boolean("bias_activation_fusion").value_or(true);
   s.bias_dropout_add_fusion = r.optional_boolean("bias_dropout_add_fusion").value_or(true);
   s.rope_fusion = r.optional_boolean("rope_fusion").value_or(true);

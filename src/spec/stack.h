@@ -138,6 +138,14 @@ struct Software {
   /// of the flat buffer, recordStream, copy_ and its cudaMemcpyAsync). A gather's copies are issued
   /// while the collective runs; a reduce-scatter's before it. Needs zero3_list_collectives.
   double zero3_list_copy_cpu_us = 0;
+  /// Each ZeRO-3 gather first zero-fills its full-size output buffer (torch.zeros in DeepSpeed's
+  /// _allgather_param before PR #1188; torch.empty after): a fill kernel writing the whole
+  /// parameter, which the device-wide synchronize before a blocking gather exposes.
+  bool zero3_zero_fill = false;
+  /// After each fetch the stack evaluates every fetched parameter's norm (DeepSpeed before PR
+  /// #1188: a debug print_rank_0 whose f-string formats param.norm() even when nothing prints): a
+  /// reduction reading the whole parameter, which the print's .item() waits for.
+  bool zero3_fetch_norm = false;
   /// Element-wise chains fused into one kernel each (NeMo's names): bias + activation, bias +
   /// dropout + residual add, rotary embedding, RMSNorm; false: eager PyTorch ops (cost::Fusions).
   bool bias_activation_fusion = true;

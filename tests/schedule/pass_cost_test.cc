@@ -137,6 +137,8 @@ TEST_CASE("schedule::layer_cost: DeepSpeed's 2021 ZeRO-3 blocks on every collect
   bare.zero3_gather_cpu_us = 0;
   bare.zero3_list_build_us = 0;
   bare.zero3_list_copy_cpu_us = 0;
+  bare.zero3_zero_fill = false;  // the fetch's own kernels: the next test
+  bare.zero3_fetch_norm = false;
   // Blocking: the device-wide synchronize before each gather also waits for the previous
   // module's gradient reduce-scatter, so nothing hides under compute. A GPT layer's four weight
   // matrices each take one gather and, backward, one gather and one reduce-scatter.
@@ -159,6 +161,40 @@ TEST_CASE("schedule::layer_cost: DeepSpeed's 2021 ZeRO-3 blocks on every collect
   CHECK(exposed(copying, 0.05, true) - exposed(bare, 0.05, true) > 0);
   // The shipped stack: 319 us per call plus 7.6 us per rank, where the collective is short.
   CHECK(exposed(j.sw, 0.0, false) >= short_fwd + 4 * (319e-6 + 2.6e-6 * 1536) + copy_bound - 1e-12);
+}
+
+TEST_CASE("schedule::layer_cost: DeepSpeed 0.3 zero-fills each gathered parameter and takes its norm", "[schedule]") {
+  // Before PR #1188 every fetch wrote its full-size buffer with torch.zeros and, after the gather,
+  // a debug print evaluated param.norm(): a fill and a reduction over each gathered weight matrix,
+  // on the critical path of a blocking fetch, forward and backward alike.
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  Job j;
+  j.sw = spec::load_stack("deepspeed@0.3").software;
+  REQUIRE(j.sw.zero3_zero_fill);
+  REQUIRE(j.sw.zero3_fetch_norm);
+  CHECK_FALSE(spec::load_stack("deepspeed@0.4").software.zero3_zero_fill);
+  CHECK_FALSE(spec::load_stack("deepspeed@0.4").software.zero3_fetch_norm);
+  spec::Parallel par{.tp = 1, .pp = 1, .dp = 384, .zero_stage = 3};
+  FlatNetwork net(0.01);
+  auto exposed = [&](bool fill, bool norm, bool backward) {
+    Job k;
+    k.sw = j.sw;
+    k.sw.zero3_zero_fill = fill;
+    k.sw.zero3_fetch_norm = norm;
+    schedule::LayerCost lc = schedule::layer_cost(k.spec(par), net);
+    return seconds(backward ? lc.backward : lc.forward, schedule::Category::dp_comm_exposed);
+  };
+  double none = exposed(false, false, false);
+  // GPT-3 175B's four weight matrices hold 12 h^2 16-bit elements: each op moves 24 h^2 bytes in
+  // four kernels.
+  cost::ComputeContext ctx = schedule::compute_context(j.spec(par));
+  double h = 12288;
+  double one_op = (24 * h * h / (ctx.gpu->hbm_bandwidth.value() * j.cal.compute.memory_efficiency) +
+                   4 * j.cal.compute.kernel_overhead.value()) * ctx.pace;
+  CHECK_THAT(exposed(true, false, false) - none, WithinRel(one_op, 1e-6));
+  CHECK_THAT(exposed(false, true, false) - none, WithinRel(one_op, 1e-6));
+  CHECK_THAT(exposed(true, true, false) - none, WithinRel(2 * one_op, 1e-6));
+  CHECK_THAT(exposed(true, true, true) - exposed(false, false, true), WithinRel(2 * one_op, 1e-6));
 }
 
 TEST_CASE("schedule::layer_cost: asynchronous TP backward hides the column layers' reductions", "[schedule]") {
