@@ -282,7 +282,8 @@ std::vector<double> layer_weights(const cost::LayerShape& sh) {
 // must issue first (zero3_list_copy_cpu_us). A gather's copies follow the collective, whose time
 // hides their issue; a reduce-scatter's flatten its input before it can start.
 // A stack may also run kernels of its own on each gathered parameter (cost::zero3_fetch_ops: a
-// zero fill of the buffer before the gather, a norm after it), on the fetch's critical path.
+// zero fill of the buffer before the gather, a norm after it), on the fetch's critical path, and
+// move each gradient through a flat reduce buffer before reducing it (cost::zero3_grad_bucket_op).
 void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh,
                double layer_params, Seconds compute, bool backward, const cost::ComputeContext& ctx) {
   if (s.par.zero_stage < 3 || s.par.dp * s.par.cp == 1) return;
@@ -305,7 +306,8 @@ void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost
             cost::ops_time(cost::zero3_fetch_ops(w, sw.zero3_zero_fill, sw.zero3_fetch_norm), ctx);
     if (grads)
       reduce += build + std::max(copies(w), copy_issue) +
-                net.time({Comm::Op::reduce_scatter, Group::dp_cp, bytes(w * grad_bytes)});
+                net.time({Comm::Op::reduce_scatter, Group::dp_cp, bytes(w * grad_bytes)}) +
+                (sw.zero3_grad_bucket ? cost::op_time(cost::zero3_grad_bucket_op(w), ctx) : Seconds{0});
   }
   // Blocking gathers (DeepSpeed 2021) synchronize the whole device before each one
   // (torch.cuda.synchronize() in _allgather_param: all streams, the gradient reduction's side

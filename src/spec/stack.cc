@@ -53,6 +53,7 @@ Software read_software(ObjectReader r) {
   }
   s.zero3_zero_fill = r.optional_boolean("zero3_zero_fill").value_or(false);
   s.zero3_fetch_norm = r.optional_boolean("zero3_fetch_norm").value_or(false);
+  s.zero3_grad_bucket = r.optional_boolean("zero3_grad_bucket").value_or(false);
   s.bias_activation_fusion = r.optional_boolean("bias_activation_fusion").value_or(true);
   s.bias_dropout_add_fusion = r.optional_boolean("bias_dropout_add_fusion").value_or(true);
   s.rope_fusion = r.optional_boolean("rope_fusion").value_or(true);

@@ -146,6 +146,10 @@ struct Software {
   /// #1188: a debug print_rank_0 whose f-string formats param.norm() even when nothing prints): a
   /// reduction reading the whole parameter, which the print's .item() waits for.
   bool zero3_fetch_norm = false;
+  /// Each ZeRO-3 gradient is copied into a flat reduce buffer and divided by the data-parallel size
+  /// in place before its reduce-scatter (DeepSpeed stage 3's ipg bucket and average_tensor): two
+  /// element-wise passes over it, on the reduction's path.
+  bool zero3_grad_bucket = false;
   /// Element-wise chains fused into one kernel each (NeMo's names): bias + activation, bias +
   /// dropout + residual add, rotary embedding, RMSNorm; false: eager PyTorch ops (cost::Fusions).
   bool bias_activation_fusion = true;

@@ -139,6 +139,7 @@ TEST_CASE("schedule::layer_cost: DeepSpeed's 2021 ZeRO-3 blocks on every collect
   bare.zero3_list_copy_cpu_us = 0;
   bare.zero3_zero_fill = false;  // the fetch's own kernels: the next test
   bare.zero3_fetch_norm = false;
+  bare.zero3_grad_bucket = false;
   // Blocking: the device-wide synchronize before each gather also waits for the previous
   // module's gradient reduce-scatter, so nothing hides under compute. A GPT layer's four weight
   // matrices each take one gather and, backward, one gather and one reduce-scatter.
@@ -163,7 +164,8 @@ TEST_CASE("schedule::layer_cost: DeepSpeed's 2021 ZeRO-3 blocks on every collect
   CHECK(exposed(j.sw, 0.0, false) >= short_fwd + 4 * (319e-6 + 2.6e-6 * 1536) + copy_bound - 1e-12);
 }
 
-TEST_CASE("schedule::layer_cost: DeepSpeed 0.3 zero-fills each gathered parameter and takes its norm", "[schedule]") {
+TEST_CASE("schedule::layer_cost: DeepSpeed 0.3 zero-fills each gathered parameter, takes its norm, and buckets each gradient",
+          "[schedule]") {
   // Before PR #1188 every fetch wrote its full-size buffer with torch.zeros and, after the gather,
   // a debug print evaluated param.norm(): a fill and a reduction over each gathered weight matrix,
   // on the critical path of a blocking fetch, forward and backward alike.
@@ -176,11 +178,13 @@ TEST_CASE("schedule::layer_cost: DeepSpeed 0.3 zero-fills each gathered paramete
   CHECK_FALSE(spec::load_stack("deepspeed@0.4").software.zero3_fetch_norm);
   spec::Parallel par{.tp = 1, .pp = 1, .dp = 384, .zero_stage = 3};
   FlatNetwork net(0.01);
-  auto exposed = [&](bool fill, bool norm, bool backward) {
+  REQUIRE(j.sw.zero3_grad_bucket);
+  auto exposed = [&](bool fill, bool norm, bool backward, bool bucket = false) {
     Job k;
     k.sw = j.sw;
     k.sw.zero3_zero_fill = fill;
     k.sw.zero3_fetch_norm = norm;
+    k.sw.zero3_grad_bucket = bucket;
     schedule::LayerCost lc = schedule::layer_cost(k.spec(par), net);
     return seconds(backward ? lc.backward : lc.forward, schedule::Category::dp_comm_exposed);
   };
@@ -195,6 +199,12 @@ TEST_CASE("schedule::layer_cost: DeepSpeed 0.3 zero-fills each gathered paramete
   CHECK_THAT(exposed(false, true, false) - none, WithinRel(one_op, 1e-6));
   CHECK_THAT(exposed(true, true, false) - none, WithinRel(2 * one_op, 1e-6));
   CHECK_THAT(exposed(true, true, true) - exposed(false, false, true), WithinRel(2 * one_op, 1e-6));
+  // Backward, each weight gradient is copied into the flat reduce bucket and divided in place
+  // before its reduce-scatter: 8 bytes per element in two kernels per matrix; never forward.
+  double bucket = (96 * h * h / (ctx.gpu->hbm_bandwidth.value() * j.cal.compute.memory_efficiency) +
+                   8 * j.cal.compute.kernel_overhead.value()) * ctx.pace;
+  CHECK_THAT(exposed(false, false, true, true) - exposed(false, false, true), WithinRel(bucket, 1e-6));
+  CHECK_THAT(exposed(false, false, false, true), WithinRel(none, 1e-12));
 }
 
 TEST_CASE("schedule::layer_cost: asynchronous TP backward hides the column layers' reductions", "[schedule]") {
