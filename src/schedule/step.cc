@@ -122,7 +122,7 @@ class Builder {
   std::vector<std::vector<TaskId>>& grad_done_ = out_.scratch.grad_done;  // per stage: what the grad-norm sync waits for
   std::vector<std::vector<TaskId>> param_gather_;  ///< per (stage, chunk): its buckets' all-gathers, in forward order
   std::vector<CostId> pass_costs_;               // per (stage, chunk, direction), -2 = not yet
-  CommId p2p_comm_ = -1;
+  CommId p2p_comm_[2] = {-1, -1};  ///< a pipeline transfer: forward (activations), backward (their gradients)
 };
 
 // Megatron-LM's pipeline p2p (megatron/core/pipeline_parallel/p2p_communication.py, schedules.py):
@@ -177,7 +177,7 @@ void Builder::try_transfer(std::int64_t stage, std::int32_t producer) {
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
   Task& t = out_.graph.emplace_task(s.forward ? ss.pp_fwd : ss.pp_bwd, std::span<const TaskId>(deps, n));
   t.kind = TaskKind::comm;
-  t.comm = p2p_comm_;
+  t.comm = p2p_comm_[s.forward ? 0 : 1];
   t.comm_category = Category::pp_comm;
   t.wait_category = Category::pp_comm;
   t.label = {s.forward ? Label::Kind::send_activations : Label::Kind::send_gradients, s.chunk, s.microbatch};
@@ -528,8 +528,17 @@ void Builder::build() {
   pass_costs_.assign(static_cast<std::size_t>(p_ * v_ * 2), -2);
   {
     cost::LayerShape sh = cost::layer_shape(*s_.model, s_.par, s_.train);
-    // Megatron sends b*s/cp x h activations, split over the TP ranks (SP, or SC'21's scatter-gather).
-    p2p_comm_ = out_.graph.add_comm(Comm{Comm::Op::send_recv, Group::pp, bytes(sh.tokens * sh.hidden * 2.0 / sh.tp)});
+    // Megatron sends b*s/cp x h activations, split over the TP ranks (SP, or SC'21's scatter-gather);
+    // a stack that does not split the backward's sends ships the whole gradient from every TP rank.
+    // Serial p2p (DeepSpeed's PipelineEngine): each pass waits for its step's exchange, both
+    // directions one after the other on the pair's stream -- priced as one transfer of both. In
+    // steady state every step exchanges once each way; warm-up and cool-down steps carry one.
+    double act = sh.tokens * sh.hidden * 2.0 / sh.tp;
+    double grad = act * (s_.software.pp_grad_partitioned ? 1.0 : sh.tp);
+    double both = act + grad;
+    bool serial = s_.software.pp_p2p_serial;
+    p2p_comm_[0] = out_.graph.add_comm(Comm{Comm::Op::send_recv, Group::pp, bytes(serial ? both : act)});
+    p2p_comm_[1] = out_.graph.add_comm(Comm{Comm::Op::send_recv, Group::pp, bytes(serial ? both : grad)});
   }
   out_.graph.reserve(n * 4 + static_cast<std::size_t>(p_) * 64, n * 5 + static_cast<std::size_t>(p_ * p_) * 8);
   add_param_gathers();

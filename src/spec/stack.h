@@ -116,6 +116,16 @@ struct Software {
   /// Interleaved pipeline p2p left in flight until the next pass of the same direction
   /// (Megatron-Core overlap_p2p_comm), else each transfer completes before the next pass.
   bool overlap_p2p_comm = false;
+  /// Pipeline sends and recvs issued as separate blocking calls (DeepSpeed's PipelineEngine,
+  /// runtime/pipe/p2p.py: dist.send / dist.recv, async_op unsupported): both directions between two
+  /// neighbouring stages share that pair's NCCL stream, so a step's two transfers (a forward step's
+  /// SendGrad then RecvActivation, a backward step's RecvGrad then SendActivation) run one after the
+  /// other, where Megatron batches them into one call that runs both at once.
+  bool pp_p2p_serial = false;
+  /// Backward pipeline sends split over the TP ranks (each sends 1/tp of the activation gradient,
+  /// the receiver all-gathers), as the forward's are; false: every TP rank sends it whole
+  /// (DeepSpeed's 2020-21 PipelineEngine: is_grad_partitioned = False).
+  bool pp_grad_partitioned = true;
   MainGrads main_grads = MainGrads::fp32_if_bf16;
   GradAccumFusion grad_accumulation_fusion = GradAccumFusion::on;
   Zero3Gather zero3_gather = Zero3Gather::layer;

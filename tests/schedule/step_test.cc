@@ -127,6 +127,44 @@ TEST_CASE("schedule::build_step: a p2p transfer starts once the receiver has pos
     }
 }
 
+TEST_CASE("schedule::build_step: DeepSpeed's pipeline sends whole gradients and exchanges one direction at a time",
+          "[schedule]") {
+  // Megatron: each TP rank sends 1/tp of the b x s x h activation (or its gradient). DeepSpeed's
+  // 2021 PipelineEngine sends gradients whole from every TP rank, and its blocking send and recv
+  // share the stage pair's stream, so a pass waits for both directions of its step's exchange.
+  spec::Model model = small_model();
+  spec::Cluster cluster = spec::load_cluster(std::string(DTSIM_SOURCE_DIR) + "/topologies/dgx-a100.json");
+  spec::Calibration cal = spec::load_calibration(std::string(DTSIM_SOURCE_DIR) + "/calibration/dgx-a100.json");
+  auto sizes = [&](const spec::Software& sw) {
+    schedule::StepSpec s{&model, &cluster, spec::Parallel{.tp = 4, .pp = 4, .dp = 1},
+                         spec::Training{.micro_batch = 1, .global_batch = 8, .seq_len = 2048}, &cal, sw};
+    FreeNetwork net;
+    schedule::StepGraph step = schedule::build_step(s, net);
+    double fwd = -1, bwd = -1;
+    for (const schedule::Task& t : step.graph.tasks()) {
+      if (t.label.kind == schedule::Label::Kind::send_activations) fwd = step.graph.comm(t.comm).size.value();
+      if (t.label.kind == schedule::Label::Kind::send_gradients) bwd = step.graph.comm(t.comm).size.value();
+    }
+    return std::pair{fwd, bwd};
+  };
+  double act = 2048.0 * 4096 * 2 / 4;  // b s h x 2 bytes over 4 TP ranks
+  auto [mf, mb] = sizes(spec::load_stack("megatron-lm@2021").software);
+  CHECK_THAT(mf, WithinRel(act, 1e-12));
+  CHECK_THAT(mb, WithinRel(act, 1e-12));
+  spec::Software ds = spec::load_stack("megatron-deepspeed@2021").software;
+  REQUIRE(ds.pp_p2p_serial);
+  REQUIRE_FALSE(ds.pp_grad_partitioned);
+  spec::Software whole = ds;
+  whole.pp_p2p_serial = false;
+  auto [wf, wb] = sizes(whole);
+  CHECK_THAT(wf, WithinRel(act, 1e-12));
+  CHECK_THAT(wb, WithinRel(4 * act, 1e-12));
+  auto [sf, sb] = sizes(ds);  // each pass waits for the activation and the whole gradient in turn
+  CHECK_THAT(sf, WithinRel(5 * act, 1e-12));
+  CHECK_THAT(sb, WithinRel(5 * act, 1e-12));
+  CHECK(spec::load_stack("megatron-deepspeed@2022").software.pp_grad_partitioned);
+}
+
 TEST_CASE("schedule::build_step: blocking interleaved p2p adds bubble that overlap_p2p_comm hides", "[schedule]") {
   // Without overlap_p2p_comm Megatron exchanges with both neighbours in one blocking call after
   // each backward, so a stage waits for its neighbours to reach the same point; 1F1B's blocking
