@@ -61,6 +61,15 @@ double seconds(const schedule::PassCost& p, schedule::Category c) {
   return 0;
 }
 
+// A ZeRO-3 layer's exposed data-parallel time on GPT-3 175B with stack `sw`, every collective
+// taking `collective_s`.
+double zero3_exposed(const spec::Software& sw, const spec::Parallel& par, double collective_s, bool backward) {
+  Job k;
+  k.sw = sw;
+  schedule::LayerCost lc = schedule::layer_cost(k.spec(par), FlatNetwork(collective_s));
+  return seconds(backward ? lc.backward : lc.forward, schedule::Category::dp_comm_exposed);
+}
+
 }  // namespace
 
 TEST_CASE("schedule::layer_cost: without gradient-accumulation fusion the backward adds the main-grad update",
@@ -128,10 +137,7 @@ TEST_CASE("schedule::layer_cost: DeepSpeed's 2021 ZeRO-3 blocks on every collect
   REQUIRE_FALSE(j.sw.zero3_prefetch);
   spec::Parallel par{.tp = 1, .pp = 1, .dp = 1536, .zero_stage = 3};
   auto exposed = [&](const spec::Software& sw, double collective_s, bool backward) {
-    Job k;
-    k.sw = sw;
-    schedule::LayerCost lc = schedule::layer_cost(k.spec(par), FlatNetwork(collective_s));
-    return seconds(backward ? lc.backward : lc.forward, schedule::Category::dp_comm_exposed);
+    return zero3_exposed(sw, par, collective_s, backward);
   };
   spec::Software bare = j.sw;
   bare.zero3_gather_cpu_us = 0;
@@ -170,27 +176,21 @@ TEST_CASE("schedule::layer_cost: DeepSpeed 0.3 zero-fills each gathered paramete
   // a debug print evaluated param.norm(): a fill and a reduction over each gathered weight matrix,
   // on the critical path of a blocking fetch, forward and backward alike.
   setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
-  Job j;
-  j.sw = spec::load_stack("deepspeed@0.3").software;
-  REQUIRE(j.sw.zero3_zero_fill);
-  REQUIRE(j.sw.zero3_fetch_norm);
-  CHECK_FALSE(spec::load_stack("deepspeed@0.4").software.zero3_zero_fill);
-  CHECK_FALSE(spec::load_stack("deepspeed@0.4").software.zero3_fetch_norm);
+  const spec::Software v03 = spec::load_stack("deepspeed@0.3").software, v04 = spec::load_stack("deepspeed@0.4").software;
+  CHECK((v03.zero3_zero_fill && v03.zero3_fetch_norm && v03.zero3_grad_bucket));
+  CHECK_FALSE((v04.zero3_zero_fill || v04.zero3_fetch_norm));
   spec::Parallel par{.tp = 1, .pp = 1, .dp = 384, .zero_stage = 3};
-  FlatNetwork net(0.01);
-  REQUIRE(j.sw.zero3_grad_bucket);
   auto exposed = [&](bool fill, bool norm, bool backward, bool bucket = false) {
-    Job k;
-    k.sw = j.sw;
-    k.sw.zero3_zero_fill = fill;
-    k.sw.zero3_fetch_norm = norm;
-    k.sw.zero3_grad_bucket = bucket;
-    schedule::LayerCost lc = schedule::layer_cost(k.spec(par), net);
-    return seconds(backward ? lc.backward : lc.forward, schedule::Category::dp_comm_exposed);
+    spec::Software sw = v03;
+    sw.zero3_zero_fill = fill;
+    sw.zero3_fetch_norm = norm;
+    sw.zero3_grad_bucket = bucket;
+    return zero3_exposed(sw, par, 0.01, backward);
   };
   double none = exposed(false, false, false);
   // GPT-3 175B's four weight matrices hold 12 h^2 16-bit elements: each op moves 24 h^2 bytes in
   // four kernels.
+  const Job j;
   cost::ComputeContext ctx = schedule::compute_context(j.spec(par));
   double h = 12288;
   double one_op = (24 * h * h / (ctx.gpu->hbm_bandwidth.value() * j.cal.compute.memory_efficiency) +
