@@ -193,6 +193,7 @@ nlohmann::json software_json(const spec::Software& w) {
           {"overlap_p2p_comm", w.overlap_p2p_comm},
           {"pp_p2p_serial", w.pp_p2p_serial},
           {"pp_grad_partitioned", w.pp_grad_partitioned},
+          {"pp_scatter_gather", w.pp_scatter_gather},
           {"main_grads", spec::to_string(w.main_grads)},
           {"grad_accumulation_fusion", spec::to_string(w.grad_accumulation_fusion)},
           {"zero3_gather", spec::to_string(w.zero3_gather)},

@@ -123,6 +123,7 @@ class Builder {
   std::vector<std::vector<TaskId>> param_gather_;  ///< per (stage, chunk): its buckets' all-gathers, in forward order
   std::vector<CostId> pass_costs_;               // per (stage, chunk, direction), -2 = not yet
   CommId p2p_comm_[2] = {-1, -1};  ///< a pipeline transfer: forward (activations), backward (their gradients)
+  bool gathered_[2] = {false, false};  ///< the receiver all-gathers that transfer over its TP group
 };
 
 // Megatron-LM's pipeline p2p (megatron/core/pipeline_parallel/p2p_communication.py, schedules.py):
@@ -263,6 +264,17 @@ PassCost Builder::pass_cost(std::int64_t stage, std::int64_t chunk, bool forward
   for (int kind = 0; kind < 8; ++kind)
     if (!(kind & 2)) fp8_layers += k[kind];
   accumulate(c, fp8_amax_reduction(s_, net_, static_cast<double>(fp8_layers) * 4.0 * (forward ? 3.0 : 2.0)));
+  // Scatter-gather: a pass that receives its input from another stage first all-gathers the
+  // pieces over its TP group (Megatron-LM 2021-22 p2p_communication._communicate:
+  // mpu.gather_split_1d_tensor after the exchange, on the compute stream).
+  bool receives = forward ? !(stage == 0 && chunk == 0) : !(stage == p_ - 1 && chunk == v_ - 1);
+  if (receives && gathered_[forward ? 0 : 1]) {
+    cost::LayerShape sh = cost::layer_shape(*s_.model, s_.par, s_.train);
+    PassCost gather;
+    gather.segments.push_back(
+        {Category::pp_comm, to_sim_time(net_.time({Comm::Op::all_gather, Group::tp, bytes(sh.tokens * sh.hidden * 2.0)}))});
+    accumulate(c, gather);
+  }
   if (stage == 0 && chunk == 0) accumulate(c, embedding_cost(s_, net_, !forward));
   if (stage == p_ - 1 && chunk == v_ - 1) accumulate(c, head_cost(s_, net_, !forward));
   if (holds_mtp(stage, chunk)) {
@@ -528,13 +540,19 @@ void Builder::build() {
   pass_costs_.assign(static_cast<std::size_t>(p_ * v_ * 2), -2);
   {
     cost::LayerShape sh = cost::layer_shape(*s_.model, s_.par, s_.train);
-    // Megatron sends b*s/cp x h activations, split over the TP ranks (SP, or SC'21's scatter-gather);
-    // a stack that does not split the backward's sends ships the whole gradient from every TP rank.
+    // A pipeline tensor is b*s/cp x h. Each TP rank sends 1/tp of it with sequence parallelism (its
+    // shard) or with the stack's scatter-gather (the receiver all-gathers it: pass_cost), else the
+    // whole tensor (Megatron-Core without SP); a stack that does not split the backward's sends
+    // ships the whole gradient from every TP rank.
     // Serial p2p (DeepSpeed's PipelineEngine): each pass waits for its step's exchange, both
     // directions one after the other on the pair's stream -- priced as one transfer of both. In
     // steady state every step exchanges once each way; warm-up and cool-down steps carry one.
-    double act = sh.tokens * sh.hidden * 2.0 / sh.tp;
-    double grad = act * (s_.software.pp_grad_partitioned ? 1.0 : sh.tp);
+    double whole = sh.tokens * sh.hidden * 2.0;
+    bool sp = s_.par.sequence_parallel;
+    gathered_[0] = !sp && s_.software.pp_scatter_gather && sh.tp > 1;
+    gathered_[1] = gathered_[0] && s_.software.pp_grad_partitioned;
+    double act = sp || gathered_[0] ? whole / sh.tp : whole;
+    double grad = sp || gathered_[1] ? whole / sh.tp : whole;
     double both = act + grad;
     bool serial = s_.software.pp_p2p_serial;
     p2p_comm_[0] = out_.graph.add_comm(Comm{Comm::Op::send_recv, Group::pp, bytes(serial ? both : act)});

@@ -40,6 +40,7 @@ Software read_software(ObjectReader r) {
   s.overlap_p2p_comm = r.boolean("overlap_p2p_comm");
   s.pp_p2p_serial = r.optional_boolean("pp_p2p_serial").value_or(false);
   s.pp_grad_partitioned = r.optional_boolean("pp_grad_partitioned").value_or(true);
+  s.pp_scatter_gather = r.optional_boolean("pp_scatter_gather").value_or(false);
   s.main_grads = static_cast<MainGrads>(r.choice("main_grads", {"fp32", "param", "fp32_if_bf16"}));
   s.grad_accumulation_fusion =
       static_cast<GradAccumFusion>(r.choice("grad_accumulation_fusion", {"off", "on", "fp32_only", "cast"}));

@@ -126,6 +126,12 @@ struct Software {
   /// the receiver all-gathers), as the forward's are; false: every TP rank sends it whole
   /// (DeepSpeed's 2020-21 PipelineEngine: is_grad_partitioned = False).
   bool pp_grad_partitioned = true;
+  /// Without sequence parallelism, pipeline sends split over the TP ranks (each sends 1/tp of the
+  /// b x s x h tensor) and the receiver all-gathers them over its TP group before the pass
+  /// (Megatron-LM's --scatter-gather-tensors-in-pipeline, 2021-22, SC'21 sec. 4.1; DeepSpeed's
+  /// partitioned pipeline tensors); false: every TP rank sends the whole tensor (Megatron-Core's
+  /// p2p, which splits only the sequence-parallel shape). With SP the tensor is already split.
+  bool pp_scatter_gather = false;
   MainGrads main_grads = MainGrads::fp32_if_bf16;
   GradAccumFusion grad_accumulation_fusion = GradAccumFusion::on;
   Zero3Gather zero3_gather = Zero3Gather::layer;

@@ -163,6 +163,45 @@ TEST_CASE("schedule::build_step: DeepSpeed's pipeline sends whole gradients and 
   CHECK_THAT(sf, WithinRel(5 * act, 1e-12));
   CHECK_THAT(sb, WithinRel(5 * act, 1e-12));
   CHECK(spec::load_stack("megatron-deepspeed@2022").software.pp_grad_partitioned);
+  // Megatron-Core sends the whole tensor from every TP rank unless SP already split it.
+  spec::Software core = spec::load_stack("megatron-core").software;
+  REQUIRE_FALSE(core.pp_scatter_gather);
+  auto [cf, cb] = sizes(core);
+  CHECK_THAT(cf, WithinRel(4 * act, 1e-12));
+  CHECK_THAT(cb, WithinRel(4 * act, 1e-12));
+}
+
+namespace {
+// Only TP all-gathers take time (1 ms each): what a step spends on them.
+struct TpGatherNetwork final : engine::NetworkBackend {
+  Seconds time(const schedule::Comm& c) const override {
+    return Seconds{c.op == schedule::Comm::Op::all_gather && c.group == schedule::Group::tp ? 1e-3 : 0.0};
+  }
+};
+}  // namespace
+
+TEST_CASE("schedule::build_step: scatter-gather pipelines all-gather what they receive over TP", "[schedule]") {
+  // Megatron-LM 2021-22 (--scatter-gather-tensors-in-pipeline): each received piece is rebuilt by
+  // an all-gather over the receiver's TP group before its pass -- every forward but the first
+  // stage's and every backward but the last stage's. Sequence parallelism needs none.
+  spec::Model model = small_model();
+  spec::Cluster cluster = spec::load_cluster(std::string(DTSIM_SOURCE_DIR) + "/topologies/dgx-a100.json");
+  spec::Calibration cal = spec::load_calibration(std::string(DTSIM_SOURCE_DIR) + "/calibration/dgx-a100.json");
+  auto pp_comm = [&](const char* stack, bool sp) {
+    spec::Software sw = spec::load_stack(stack).software;
+    sw.tp_comm_overlap = false;
+    schedule::StepSpec s{&model, &cluster, spec::Parallel{.tp = 4, .pp = 4, .dp = 1, .sequence_parallel = sp},
+                         spec::Training{.micro_batch = 1, .global_batch = 8, .seq_len = 2048}, &cal, sw};
+    TpGatherNetwork net;
+    auto r = engine::simulate_step(s, net).result;
+    return r.breakdown[static_cast<std::size_t>(schedule::Category::pp_comm)].value();
+  };
+  REQUIRE(spec::load_stack("megatron-lm@2021").software.pp_scatter_gather);
+  // The critical stage, the first or the last (embedding, LM head), receives one way only: its 8
+  // backward (first) or forward (last) passes each wait for one gather.
+  CHECK_THAT(pp_comm("megatron-lm@2021", false), WithinRel(8e-3, 1e-6));
+  CHECK(pp_comm("megatron-lm@2022", true) == 0.0);
+  CHECK(pp_comm("megatron-core", false) == 0.0);
 }
 
 TEST_CASE("schedule::build_step: blocking interleaved p2p adds bubble that overlap_p2p_comm hides", "[schedule]") {
