@@ -679,19 +679,19 @@ Op list_collective_copies_op(double params, double ranks) {
 // print_rank_0(f"Param ... norm={param.norm()}", force=False) -- the f-string is built before
 // print_rank_0 decides not to print, and formatting a 0-dim CUDA tensor calls .item(). PR #1188
 // (2021-06-25) removed the norm and gathers into torch.empty buffers.
-// DeepSpeed stage3.py: the gradient hook copies each gradient into the contiguous ipg buffer
-// (`new_grad_tensor.copy_(param.grad.view(-1))` in 2021, `new_grad_tensor.copy_(param.grad,
-// non_blocking=True)` on the reduce stream later) and average_tensor divides the bucket in place
-// (`tensor.div_(dist.get_world_size(...))`) before reduce_gradients_at_owner reduce-scatters it.
-// Without contiguous_gradients the fallback flattens and divides as well (and all-reduces).
-Op zero3_grad_bucket_op(double params) { return memory("zero3 grad bucket", params, 4 * kAct, 2); }
-
 std::vector<Op> zero3_fetch_ops(double params, bool zero_fill, bool norm) {
   std::vector<Op> ops;
   if (zero_fill) ops.push_back(memory("zero3 zero fill", params, kAct));
   if (norm) ops.push_back(memory("zero3 param norm", params, kAct));
   return ops;
 }
+
+// DeepSpeed stage3.py: the gradient hook copies each gradient into the contiguous ipg buffer
+// (`new_grad_tensor.copy_(param.grad.view(-1))` in 2021, `new_grad_tensor.copy_(param.grad,
+// non_blocking=True)` on the reduce stream later) and average_tensor divides the bucket in place
+// (`tensor.div_(dist.get_world_size(...))`) before reduce_gradients_at_owner reduce-scatters it.
+// Without contiguous_gradients the fallback flattens and divides as well (and all-reduces).
+Op zero3_grad_bucket_op(double params) { return memory("zero3 grad bucket", params, 4 * kAct, 2); }
 
 // Bytes per parameter of each pass (r = read, w = write; fp32 master weights, Adam's m and v):
 // - the update: gradient r (fp32, or the 16-bit bucket for apex) + master r/w 8 + Adam m, v r/w 16

@@ -124,6 +124,7 @@ class Builder {
   std::vector<CostId> pass_costs_;               // per (stage, chunk, direction), -2 = not yet
   CommId p2p_comm_[2] = {-1, -1};  ///< a pipeline transfer: forward (activations), backward (their gradients)
   bool gathered_[2] = {false, false};  ///< the receiver all-gathers that transfer over its TP group
+  double pp_tensor_bytes_ = 0;         ///< a pipeline tensor, b*s/cp x h, whole
 };
 
 // Megatron-LM's pipeline p2p (megatron/core/pipeline_parallel/p2p_communication.py, schedules.py):
@@ -269,10 +270,9 @@ PassCost Builder::pass_cost(std::int64_t stage, std::int64_t chunk, bool forward
   // mpu.gather_split_1d_tensor after the exchange, on the compute stream).
   bool receives = forward ? !(stage == 0 && chunk == 0) : !(stage == p_ - 1 && chunk == v_ - 1);
   if (receives && gathered_[forward ? 0 : 1]) {
-    cost::LayerShape sh = cost::layer_shape(*s_.model, s_.par, s_.train);
     PassCost gather;
     gather.segments.push_back(
-        {Category::pp_comm, to_sim_time(net_.time({Comm::Op::all_gather, Group::tp, bytes(sh.tokens * sh.hidden * 2.0)}))});
+        {Category::pp_comm, to_sim_time(net_.time({Comm::Op::all_gather, Group::tp, bytes(pp_tensor_bytes_)}))});
     accumulate(c, gather);
   }
   if (stage == 0 && chunk == 0) accumulate(c, embedding_cost(s_, net_, !forward));
@@ -547,7 +547,7 @@ void Builder::build() {
     // Serial p2p (DeepSpeed's PipelineEngine): each pass waits for its step's exchange, both
     // directions one after the other on the pair's stream -- priced as one transfer of both. In
     // steady state every step exchanges once each way; warm-up and cool-down steps carry one.
-    double whole = sh.tokens * sh.hidden * 2.0;
+    double whole = pp_tensor_bytes_ = sh.tokens * sh.hidden * 2.0;
     bool sp = s_.par.sequence_parallel;
     gathered_[0] = !sp && s_.software.pp_scatter_gather && sh.tp > 1;
     gathered_[1] = gathered_[0] && s_.software.pp_grad_partitioned;
