@@ -355,10 +355,30 @@ void add_tp_amax(PassCost& p, const StepSpec& s, const CommPricer& net, const co
 // is one Linear call -- a cuBLAS GEMM and its glue (on a DGX B200 host in situ 21.4 us; that
 // profile's nvte_cublas_gemm ranges average 20.3 us, docs/research/x86-moe-host.md).
 struct HostBlocks {
-  Seconds attention{0}, router{0}, dispatch{0}, fc1{0}, act{0}, fc2{0}, shared{0}, combine{0};
+  Seconds attention{0}, router{0}, preprocess{0}, dispatch{0}, fc1{0}, act{0}, fc2{0}, shared{0}, combine{0};
   Seconds backward_gemms{0};  ///< what the backward issues beyond the forward's blocks
-  [[nodiscard]] Seconds total() const { return attention + router + dispatch + fc1 + act + fc2 + shared + combine; }
+  [[nodiscard]] Seconds total() const {
+    return attention + router + preprocess + dispatch + fc1 + act + fc2 + shared + combine;
+  }
+  /// What the backward issues: the forward's blocks but the dispatcher's preprocess (token counts
+  /// and split sizes, which have no gradient), and its extra GEMM calls.
+  [[nodiscard]] Seconds backward() const { return total() - preprocess + backward_gemms; }
 };
+
+// The alltoall dispatcher's preprocess under dropless routing, in calls of a torch op: what the
+// one in-situ profile of it measured, not its op census. yanring/Megatron-MoE-ModelZoo #7
+// (2025-08-18; 8 B200s on a DGX B200's Xeon 8570, Qwen3-30B-A3B, EP 8, MBS 1, bf16, eager,
+// alltoall, dropless, force-balanced) timed the MoE layer's "router and preprocess" NVTX range at a
+// mean 2.17 ms (median 1.87); no host wait falls inside it (the token counts' wait is in the
+// dispatch, cuda_sync_point "before_ep_alltoall"), so it is host time. Less the router as that
+// Megatron-Core ran it (0.14, before router fusion: the gating GEMM as a TE call and 11 ops --
+// random logits, top-k, softmax, two scatters into zeroed maps, casts, a sum), 2.17 ms - 61.65 us -
+// 11 x 22.96 us = 1.86 ms at that host's in-situ costs (topologies/dgx-b200.json) = 81 calls.
+// The census (docs/research/mcore-moe-host-ops.md: 6 kernels, ~8 views, the counts' all-gather
+// through c10d, 4 device-to-host copies with their events) gives ~0.5 ms: what the rest is (Python,
+// pinned-buffer copies, the collective's host path) is not known. Token drop with padding knows
+// its counts in advance and runs none of it; other dispatchers keep their census.
+constexpr double kAlltoallDroplessPreprocessCalls = 81;
 
 HostBlocks layer_host_blocks(const StepSpec& s, const cost::LayerShape& sh) {
   const spec::Cluster& c = *s.cluster;
@@ -371,7 +391,9 @@ HostBlocks layer_host_blocks(const StepSpec& s, const cost::LayerShape& sh) {
     b.fc1 = issue(2, 3);
     return b;
   }
-  b.router = issue(1, (g.moe_router ? 0 : 7) + (g.moe_preprocess ? 0 : 6));
+  b.router = issue(1, g.moe_router ? 0 : 7);
+  bool measured = s.software.moe_dispatcher == spec::MoeDispatcher::alltoall && s.train.moe_dropless();
+  if (!g.moe_preprocess) b.preprocess = issue(0, measured ? kAlltoallDroplessPreprocessCalls : 6);
   b.dispatch = issue(0, 8);
   b.fc1 = issue(1, 3 * sh.experts_local + (sh.glu_clamp ? 4 : 0));  // a clamped GLU's chunk, clamps, cat
   b.act = issue(0, 1);
@@ -420,7 +442,7 @@ Seconds moe_forward_waits(const StepSpec& s, const cost::LayerShape& sh, const H
   // the token counts' wait (before the dispatch) when routing is dropless, else the offset's.
   std::vector<Block> blocks{{h.dispatch, dispatch, counts}, {h.fc1, fc1, false}, {h.act, act, offset},
                             {h.fc2, fc2, false},         {h.shared, shared, false}, {h.combine, combine, false},
-                            {h.attention, attention, false}, {h.router, router, false}};
+                            {h.attention, attention, false}, {h.router + h.preprocess, router, false}};
   if (!counts) std::rotate(blocks.begin(), blocks.begin() + 2, blocks.end());  // start at the activation
   Seconds end{0}, issued{0};
   for (const Block& b : blocks) {
@@ -567,7 +589,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   Seconds sync = moe_forward_waits(s, sh, host_blocks, fwd, ctx, category_time(lc.forward, Category::ep_comm), fwd_gpu);
   for (PassCost* pc : {&lc.forward, &lc.backward}) {
     Seconds gpu = to_seconds(pc->total());
-    Seconds issue = host + (pc == &lc.backward ? host_blocks.backward_gemms : Seconds{0});
+    Seconds issue = pc == &lc.backward ? host_blocks.backward() : host;
     if (issue > gpu) add(*pc, Category::host, issue - gpu);
   }
   if (sync.value() > 0) add(lc.forward, Category::host, sync);
