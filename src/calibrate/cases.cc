@@ -119,6 +119,11 @@ std::optional<double> CaseOutcome::error_pct() const {
   return (*predicted_s - measured_s) / measured_s * 100.0;
 }
 
+std::optional<double> CaseOutcome::error_pct(const Alternative& a) const {
+  if (!a.predicted_s) return std::nullopt;
+  return (*a.predicted_s - measured_s) / measured_s * 100.0;
+}
+
 ErrorSummary summarize(const std::vector<CaseOutcome>& cases) {
   std::vector<double> errs;
   for (const CaseOutcome& c : cases)
@@ -190,6 +195,40 @@ double estimate_case(const PreparedCase& p, const spec::Calibration& cal, engine
 CaseOutcome simulate_case(const PreparedCase& p, network::Kind net, network::Engine eng) {
   engine::Workspace ws;
   return simulate_case(p, p.calibration, ws, net, eng);
+}
+
+std::vector<Alternative> unstated_alternatives(const spec::ValidationCase& vc, const std::string& file,
+                                               const PreparedCase& taken,
+                                               const std::optional<spec::Calibration>& profile, network::Kind net,
+                                               network::Engine eng) {
+  std::vector<Alternative> out;
+  if (!taken.runnable()) return out;
+  auto run = [&](const spec::ValidationCase& alt, std::string field, std::string value) {
+    Alternative a{.field = std::move(field), .value = std::move(value)};
+    CaseOutcome o = simulate_case(prepare_case(alt, file, profile), net, eng);
+    a.predicted_s = o.predicted_s;
+    a.fits = o.fits;
+    a.failure = o.failure;
+    out.push_back(std::move(a));
+  };
+  if (!vc.micro_batch && vc.dp > 0 && vc.global_batch % vc.dp == 0) {
+    std::int64_t per_replica = vc.global_batch / vc.dp;
+    for (std::int64_t mbs = 1; mbs <= 16 && mbs <= per_replica; mbs *= 2) {
+      if (per_replica % mbs != 0 || mbs == taken.resolved.train.micro_batch) continue;
+      spec::ValidationCase alt = vc;
+      alt.micro_batch = mbs;
+      run(alt, "micro_batch", std::to_string(mbs));
+    }
+  }
+  if (!vc.recompute)
+    for (spec::Recompute r : {spec::Recompute::none, spec::Recompute::selective, spec::Recompute::full}) {
+      if (r == taken.resolved.train.recompute) continue;
+      spec::ValidationCase alt = vc;
+      alt.recompute = r;
+      alt.recompute_modules.reset();  // selective: the stack's default modules
+      run(alt, "recompute", spec::to_string(r));
+    }
+  return out;
 }
 
 }  // namespace dtsim::calibrate

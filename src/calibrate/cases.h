@@ -14,6 +14,16 @@
 
 namespace dtsim::calibrate {
 
+/// A value a field the case leaves null could have had, simulated in place of the one the null
+/// took (`dtsim validate --unstated`): how much of a case's error an unstated setting can carry.
+struct Alternative {
+  std::string field;                  ///< "micro_batch" or "recompute"
+  std::string value;                  ///< "2", "full"
+  std::optional<double> predicted_s;
+  bool fits = true;                   ///< the memory model's verdict at that value
+  std::string failure;                ///< why there is no prediction (an invalid layout)
+};
+
 /// One case's outcome: a prediction, or the reason there is none.
 struct CaseOutcome {
   std::string id;
@@ -33,7 +43,10 @@ struct CaseOutcome {
   std::int64_t gpus = 0;
   double speed_spread = 0;              ///< of the profile simulated with
   std::string profile;                  ///< its name
+  std::vector<Alternative> unstated;    ///< filled by unstated_alternatives (validate --unstated)
   [[nodiscard]] std::optional<double> error_pct() const;  ///< (predicted - measured) / measured * 100
+  /// `a`'s error against this case's measurement, when it has a prediction.
+  [[nodiscard]] std::optional<double> error_pct(const Alternative& a) const;
 };
 
 /// Summary statistics over cases with a prediction.
@@ -79,6 +92,14 @@ struct PreparedCase {
 /// extrapolation (engine::estimate_step: exact for 1F1B and interleaved 1F1B, and much faster
 /// with many micro-batches): what fits evaluate thousands of times. Seconds.
 [[nodiscard]] double estimate_case(const PreparedCase& p, const spec::Calibration& cal, engine::Workspace& ws);
+/// The fields `vc` leaves null that change a run's speed most and that sources most often omit --
+/// its micro-batch (each power of two up to 16 that divides the sequences per replica) and its
+/// recompute (none, selective, full) -- each other value resolved and simulated as `vc` is, with
+/// the same profile, network and engine. Empty when the case sets both or cannot be simulated.
+[[nodiscard]] std::vector<Alternative> unstated_alternatives(const spec::ValidationCase& vc, const std::string& file,
+                                                             const PreparedCase& taken,
+                                                             const std::optional<spec::Calibration>& profile,
+                                                             network::Kind net, network::Engine eng);
 /// simulate_case with the case's own profile.
 [[nodiscard]] CaseOutcome simulate_case(const PreparedCase& p, network::Kind net = network::Kind::analytical,
                                         network::Engine eng = network::Engine::longest_path);

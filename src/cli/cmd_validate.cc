@@ -25,6 +25,7 @@ struct ValidateArgs {
   bool no_recipes = false;
   bool json = false;
   bool verbose = false;
+  bool unstated = false;
 };
 
 // The command that produced the residuals, without date or paths of the binary: what a reader
@@ -51,6 +52,10 @@ void add_validate(CLI::App& app, Action& action) {
   v->add_option("file", args->file, "A dtsim-validation-cases/1 JSON file")->required();
   v->add_flag("--json", args->json, "Print one JSON object");
   v->add_flag("--verbose", args->verbose, "List each case's layout and assumptions");
+  v->add_flag("--unstated", args->unstated,
+              "Also simulate each case with every other value of a micro-batch or recompute its source leaves "
+              "null (micro-batches: powers of two up to 16 dividing the sequences per replica), and say whether "
+              "the measured step lies within the range they span");
   v->add_option("--network", args->network, "analytical|simgrid: the network backend every case runs on");
   v->add_option("--engine", args->engine,
                 "longest-path|events: the engine every case runs on (events with --network simgrid: each case's "
@@ -91,6 +96,8 @@ void add_validate(CLI::App& app, Action& action) {
       for (const auto& c : f.cases) {
         prepared.push_back(calibrate::prepare_case(c, args->file, profile));
         outcomes.push_back(calibrate::simulate_case(prepared.back(), kind, eng));
+        if (args->unstated)
+          outcomes.back().unstated = calibrate::unstated_alternatives(c, args->file, prepared.back(), profile, kind, eng);
       }
       if (!args->residuals.empty()) write_residuals(*args, prepared, outcomes);
       std::cout << report::validate_report(outcomes, args->json, args->verbose);

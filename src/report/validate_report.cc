@@ -39,6 +39,59 @@ std::string breakdown_text(const std::array<double, schedule::kCategories>& b) {
   return out.empty() ? "no time" : out;
 }
 
+// Whether the measured step lies between the fastest and the slowest prediction the case's
+// taken and unstated values give (those that fit in memory: the run did): then an unstated setting
+// can account for the whole miss.
+bool measured_within_unstated(const CaseOutcome& c) {
+  if (!c.predicted_s) return false;
+  double lo = *c.predicted_s, hi = *c.predicted_s;
+  for (const calibrate::Alternative& a : c.unstated)
+    if (a.predicted_s && a.fits) lo = std::min(lo, *a.predicted_s), hi = std::max(hi, *a.predicted_s);
+  return lo <= c.measured_s && c.measured_s <= hi;
+}
+
+std::string signed_pct(double e) { return (e >= 0 ? "+" : "") + fixed(e, 1) + "%"; }
+
+// Each case's unstated alternatives, one line each under the case with the value it took.
+std::string unstated_text(const std::vector<CaseOutcome>& cases) {
+  std::string out;
+  std::size_t with = 0, within = 0;
+  for (const CaseOutcome& c : cases) {
+    if (c.unstated.empty()) continue;
+    ++with;
+    within += measured_within_unstated(c) ? 1 : 0;
+    out += "  " + c.id + ": measured " + fixed(c.measured_s, 2) + " s, predicted " +
+           (c.predicted_s ? fixed(*c.predicted_s, 2) + " s (" + signed_pct(*c.error_pct()) + ") at " + c.layout
+                          : std::string("-")) +
+           "\n";
+    for (const calibrate::Alternative& a : c.unstated) {
+      out += "    " + a.field + " " + a.value + ": ";
+      if (auto e = c.error_pct(a))
+        out += fixed(*a.predicted_s, 2) + " s (" + signed_pct(*e) + ")" + (a.fits ? "" : ", exceeds memory");
+      else
+        out += "not predicted (" + a.failure + ")";
+      out += "\n";
+    }
+  }
+  if (with == 0) return "";
+  return "\nunstated fields: each other value of a null micro-batch or recompute, simulated in place of the one "
+         "taken\n" +
+         out + "  measured within the range the unstated values that fit in memory span: " + std::to_string(within) + " of " +
+         std::to_string(with) + " cases\n";
+}
+
+nlohmann::json unstated_json(const CaseOutcome& c) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const calibrate::Alternative& a : c.unstated) {
+    nlohmann::json j{{"field", a.field}, {"value", a.value}, {"fits", a.fits}};
+    j["predicted_s"] = a.predicted_s ? nlohmann::json(*a.predicted_s) : nlohmann::json();
+    j["error_pct"] = c.error_pct(a) ? nlohmann::json(*c.error_pct(a)) : nlohmann::json();
+    if (!a.failure.empty()) j["reason"] = a.failure;
+    arr.push_back(j);
+  }
+  return arr;
+}
+
 }  // namespace
 
 std::vector<std::string> printed_assumptions(const CaseOutcome& c) {
@@ -67,6 +120,10 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
         for (std::size_t k = 0; k < c.breakdown_s->size(); ++k)
           j["breakdown_s"][schedule::to_string(static_cast<schedule::Category>(k))] = (*c.breakdown_s)[k];
       j["fits"] = c.fits;
+      if (!c.unstated.empty()) {
+        j["unstated"] = unstated_json(c);
+        j["measured_within_unstated"] = measured_within_unstated(c);
+      }
       arr.push_back(j);
     }
     nlohmann::json tiers, frameworks;
@@ -90,6 +147,7 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
   out += summary_line("all", summarize(cases));
   out += "\nby framework and tier\n";
   for (const auto& [key, cs] : by_framework) out += summary_line(key, summarize(cs));
+  out += unstated_text(cases);
   if (verbose) {
     out += "\nassumptions per case\n";
     for (const CaseOutcome& c : cases) {

@@ -193,6 +193,58 @@ TEST_CASE("cli validate --residuals: one entry per predicted case", "[cli]") {
             Equals("dtsim: --residuals: expected a writable file path, got \"/nonexistent/dir/res.json\" (No such file or directory)\n"));
 }
 
+TEST_CASE("cli validate --unstated: every other micro-batch and recompute of a case that leaves them null", "[cli]") {
+  TempDir tmp;
+  // GPT 1.7B on 8 A100s: 64 sequences over dp 8 = 8 per replica. The first case states neither its
+  // micro-batch nor its recompute; the second states both; the third cannot be read.
+  auto one = [](const std::string& id, const std::string& mbs, const std::string& recompute,
+                const std::string& layers) {
+    return R"({"id": ")" + id + R"(", "tier": "dense16", "model": {"name": "GPT 1.7B", "layers": )" + layers +
+           R"(, "hidden": 2304, "heads": 24, "kv_heads": 24, "ffn_hidden": 9216, "activation": "gelu", "vocab": 51200,
+      "moe_experts": null, "moe_topk": null, "moe_ffn_hidden": null}, "cluster": "dgx-a100", "gpus": 8,
+      "gpus_per_node": 8, "parallel": {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "ep": 1, "vp": 1, "zero_stage": 1,
+      "sequence_parallel": false}, "training": {"micro_batch": )" + mbs + R"(, "global_batch": 64, "seq_len": 2048,
+      "recompute": )" + recompute + R"(, "precision": "fp16"}, "measured": {"iteration_s": 1.0},
+      "framework": {"name": "megatron-lm", "version": null, "date": "2022"}})";
+  };
+  std::string path = tmp.write("v.json", R"({"schema": "dtsim-validation-cases/1", "cases": [)" +
+                                             one("open", "null", "null", "24") + "," +
+                                             one("stated", "4", "\"none\"", "24") + "," +
+                                             one("unreadable", "null", "null", "null") + "]}");
+  json v = run_json("validate '" + path + "' --no-recipes --unstated --json");
+  REQUIRE(v.at("cases").size() == 3);
+  const json& open = v.at("cases")[0];
+  // The schema's micro-batch 1 was taken: 2, 4 and 8 divide the 8 sequences per replica (16 does not).
+  std::vector<std::string> mbs, recompute;
+  for (const json& a : open.at("unstated")) {
+    INFO(a.dump());
+    (a.at("field") == "micro_batch" ? mbs : recompute).push_back(a.at("value").get<std::string>());
+    REQUIRE(a.at("predicted_s").is_number());
+    CHECK(a.at("error_pct").get<double>() == Approx((a.at("predicted_s").get<double>() - 1.0) * 100.0));
+  }
+  CHECK(mbs == std::vector<std::string>{"2", "4", "8"});
+  // Whatever recompute the null took (Megatron-LM of 2022's recipe: selective), the other two.
+  const std::string layout = open.at("layout").get<std::string>();
+  std::vector<std::string> others;
+  for (const char* r : {"none", "selective", "full"})
+    if (layout.find(std::string("recompute ") + r) == std::string::npos) others.push_back(r);
+  CHECK(others.size() == 2);
+  CHECK(recompute == others);
+  // Full recompute re-runs the forward: slower than none at the same micro-batch.
+  for (const json& a : open.at("unstated"))
+    if (a.at("value") == "full") CHECK(a.at("predicted_s").get<double>() > open.at("predicted_s").get<double>());
+  CHECK(open.at("measured_within_unstated").is_boolean());
+  CHECK_FALSE(v.at("cases")[1].contains("unstated"));
+  CHECK_FALSE(v.at("cases")[2].contains("unstated"));
+  CHECK(v.at("cases")[2].at("reason").is_string());
+  // Without the flag nothing is simulated twice; the text lists each alternative under its case.
+  CHECK_FALSE(run_json("validate '" + path + "' --no-recipes --json").at("cases")[0].contains("unstated"));
+  auto r = run_dtsim("validate '" + path + "' --no-recipes --unstated");
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Contains("\n    micro_batch 2: ") && Contains("\n    recompute full: ") &&
+                        Contains("measured within the range the unstated values that fit in memory span: "));
+}
+
 TEST_CASE("calibration/residuals.json: what dtsim validate gives on the shipped published runs", "[cli]") {
   fs::path shared = fs::path(DTSIM_SHARED_DIR).lexically_normal();
   if (!fs::exists(shared / "validation/measured_runs.json")) {
