@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -39,27 +41,34 @@ std::string breakdown_text(const std::array<double, schedule::kCategories>& b) {
   return out.empty() ? "no time" : out;
 }
 
-// Whether the measured step lies between the fastest and the slowest prediction the case's
-// taken and unstated values give (those that fit in memory: the run did): then an unstated setting
-// can account for the whole miss.
-bool measured_within_unstated(const CaseOutcome& c) {
-  if (!c.predicted_s) return false;
+// Whether the measured step lies between the fastest and the slowest prediction the case's taken
+// value and `field`'s alternatives give (those that fit in memory: the run did): then that unstated
+// setting alone can account for the whole miss. Empty when the case has no alternative for it.
+std::optional<bool> measured_within(const CaseOutcome& c, const std::string& field) {
+  if (!c.predicted_s) return std::nullopt;
   double lo = *c.predicted_s, hi = *c.predicted_s;
-  for (const calibrate::Alternative& a : c.unstated)
+  bool any = false;
+  for (const calibrate::Alternative& a : c.unstated) {
+    if (a.field != field) continue;
+    any = true;
     if (a.predicted_s && a.fits) lo = std::min(lo, *a.predicted_s), hi = std::max(hi, *a.predicted_s);
+  }
+  if (!any) return std::nullopt;
   return lo <= c.measured_s && c.measured_s <= hi;
 }
+
+const char* const kUnstatedFields[] = {"micro_batch", "recompute"};
 
 std::string signed_pct(double e) { return (e >= 0 ? "+" : "") + fixed(e, 1) + "%"; }
 
 // Each case's unstated alternatives, one line each under the case with the value it took.
 std::string unstated_text(const std::vector<CaseOutcome>& cases) {
   std::string out;
-  std::size_t with = 0, within = 0;
+  std::map<std::string, std::pair<std::size_t, std::size_t>> within;  // field -> (within, cases)
   for (const CaseOutcome& c : cases) {
     if (c.unstated.empty()) continue;
-    ++with;
-    within += measured_within_unstated(c) ? 1 : 0;
+    for (const char* f : kUnstatedFields)
+      if (auto w = measured_within(c, f)) within[f].first += *w ? 1 : 0, ++within[f].second;
     out += "  " + c.id + ": measured " + fixed(c.measured_s, 2) + " s, predicted " +
            (c.predicted_s ? fixed(*c.predicted_s, 2) + " s (" + signed_pct(*c.error_pct()) + ") at " + c.layout
                           : std::string("-")) +
@@ -73,11 +82,13 @@ std::string unstated_text(const std::vector<CaseOutcome>& cases) {
       out += "\n";
     }
   }
-  if (with == 0) return "";
-  return "\nunstated fields: each other value of a null micro-batch or recompute, simulated in place of the one "
-         "taken\n" +
-         out + "  measured within the range the unstated values that fit in memory span: " + std::to_string(within) + " of " +
-         std::to_string(with) + " cases\n";
+  if (out.empty()) return "";
+  out = "\nunstated fields: each other value of a null micro-batch or recompute, simulated in place of the one "
+        "taken\n" + out;
+  for (const auto& [field, n] : within)
+    out += "  measured within the range " + field + "'s values that fit in memory span: " + std::to_string(n.first) +
+           " of " + std::to_string(n.second) + " cases\n";
+  return out;
 }
 
 nlohmann::json unstated_json(const CaseOutcome& c) {
@@ -122,7 +133,8 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
       j["fits"] = c.fits;
       if (!c.unstated.empty()) {
         j["unstated"] = unstated_json(c);
-        j["measured_within_unstated"] = measured_within_unstated(c);
+        for (const char* f : kUnstatedFields)
+          if (auto w = measured_within(c, f)) j["measured_within_unstated"][f] = *w;
       }
       arr.push_back(j);
     }
