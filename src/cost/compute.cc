@@ -397,6 +397,22 @@ QuantCost quant_cost(spec::Dtype precision, spec::Fp8Recipe r, bool transpose, P
 
 }  // namespace
 
+Op weight_quantize_op(Dtype precision, spec::Fp8Recipe recipe, bool transpose, bool fp8_params, double elements,
+                      double tensors) {
+  QuantCost c;
+  if (precision == Dtype::fp4) {
+    // NVFP4 weights take 2D 16x16 block scaling without the Hadamard transform: a global amax
+    // pass (read 2) and the cast (read 2, write 0.5 + a scale per 16 for each of two copies):
+    // ~5 bytes per element in 2 kernels (docs/research/low-precision-training.md sec. 1, NVFP4).
+    c = {5.0, 2.0};
+  } else if (precision == Dtype::fp8) {
+    bool mx = recipe == spec::Fp8Recipe::mxfp8;
+    if (!fp8_params || mx) c = quant_cost(precision, recipe, transpose, Producer::standalone);
+    else if (transpose) c = {2.0, 1.0};  // an fp8 parameter's transposed copy: read 1, write 1
+  }
+  return memory("fp8.quantize.weights", elements, c.bytes, c.kernels * tensors);
+}
+
 // LoRA adapters (Hu et al. 2021, arXiv:2106.09685, sec. 4.1): beside each targeted linear
 // Y = X W, a rank-r path X A B (A in x r, B r x out) whose output is added to Y, as NeMo's
 // ParallelLinearAdapter runs it: two 16-bit GEMMs outside Transformer Engine's fp8 autocast and an

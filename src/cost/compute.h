@@ -88,6 +88,14 @@ struct Fusions {
 /// first generation with fp4 tensor cores) takes every layout (docs/research/low-precision-training.md).
 [[nodiscard]] bool fp8_needs_transpose(const spec::Gpu& gpu);
 
+/// Quantizing `elements` weights held in `tensors` tensors once, as Transformer Engine does on a
+/// step's first micro-batch (schedule::weight_quantize_time): a standalone tensor of `recipe`
+/// (with the transposed copy where `transpose`), NVFP4's 2D-scaled weights, or with fp8
+/// parameters (`fp8_params`) only Hopper's transpose -- MXFP8 parameters, gathered in bf16, take
+/// the full cast. No bytes for 16-bit precisions.
+[[nodiscard]] Op weight_quantize_op(spec::Dtype precision, spec::Fp8Recipe recipe, bool transpose, bool fp8_params,
+                                    double elements, double tensors);
+
 /// The quantization kernels of an fp8 or fp4 (NVFP4) layer pass (Transformer Engine, per Linear):
 /// each GEMM input quantized in forward (its producer -- a norm or the activation -- fused where TE
 /// fuses it), each output gradient in backward; weights are quantized once per step and not counted.

@@ -604,6 +604,13 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   return lc;
 }
 
+Seconds weight_quantize_time(const StepSpec& s, double elems, double tensors) {
+  cost::Op op = cost::weight_quantize_op(s.train.precision, s.software.fp8_recipe,
+                                         cost::fp8_needs_transpose(s.cluster->gpu), s.train.fp8_params, elems, tensors);
+  if (op.bytes.value() <= 0 || elems <= 0) return Seconds{0};
+  return cost::op_time(op, compute_context(s));
+}
+
 PassCost fp8_amax_reduction(const StepSpec& s, const CommPricer& net, double tensors) {
   PassCost p;
   if (s.train.precision != spec::Dtype::fp8 || s.software.fp8_recipe != spec::Fp8Recipe::delayed || tensors <= 0)

@@ -68,6 +68,19 @@ struct LayerKernels {
 /// recipes and precisions.
 [[nodiscard]] PassCost fp8_amax_reduction(const StepSpec& s, const CommPricer& net, double tensors);
 
+/// Transformer Engine quantizes each Linear's weight once per step, on the first micro-batch, and
+/// reuses that copy for the others (transformer_engine/pytorch/module/linear.py: the weight
+/// workspace is refreshed when is_first_microbatch is True, cached otherwise; Megatron-Core sets
+/// the flag per step, MegatronModule.set_is_first_microbatch; docs/research/low-precision-training.md
+/// sec. 2.1). What quantizing `elems` weights in `tensors` tensors costs one rank, as a standalone
+/// tensor of the run's recipe (cost::quant_cost: Hopper adds the transposed copy its dgrad reads;
+/// MXFP8 writes row- and column-wise copies; NVFP4's 2D weight scaling, no Hadamard transform: an
+/// amax pass and the cast, ~5 bytes in 2 kernels). With fp8 parameters (fp8_param_gather) the
+/// per-tensor-scaled weight is already fp8: what remains is Hopper's transpose (read 1, write 1);
+/// MXFP8 parameters are gathered in bf16 and cast on the way out, the full cost. Zero for 16-bit
+/// runs.
+[[nodiscard]] Seconds weight_quantize_time(const StepSpec& s, double elems, double tensors);
+
 /// Sums per category: `a` + `b` * k.
 void accumulate(PassCost& a, const PassCost& b, double k = 1.0);
 

@@ -71,6 +71,12 @@ class Builder {
   std::int64_t buckets(std::int64_t stage, std::int64_t chunk) const;
   /// A pass's cost cut into `pieces` equal parts: the first part's id (it takes the rounding) and the others'.
   std::pair<CostId, CostId> split_cost(CostId cost, std::int64_t pieces);
+  /// What quantizing a chunk's fp8/fp4 weights once per step costs one rank (weight_quantize_time):
+  /// its layers but those the run keeps in 16 bits, its MTP modules; the embedding and the LM
+  /// head stay 16-bit.
+  Seconds weight_quantize(std::int64_t stage, std::int64_t chunk) const;
+  /// `cost` with the chunk's weight quantization added, for the first micro-batch's forward.
+  CostId with_weight_quantize(CostId cost, std::int64_t stage, std::int64_t chunk);
   bool try_add(std::int64_t stage, std::int64_t pos);
   TaskId add_forward(std::int64_t stage, const PassRef& pass, std::span<const TaskId> deps);
   TaskId add_backward(std::int64_t stage, const PassRef& pass, std::span<const TaskId> deps);
@@ -313,6 +319,7 @@ TaskId Builder::add_forward(std::int64_t stage, const PassRef& pass, std::span<c
                                                      : nullptr;
   auto pieces = static_cast<std::int64_t>(gathers != nullptr ? gathers->size() : 1);
   auto [first_id, rest_id] = split_cost(cost, pieces);
+  if (pass.microbatch == 0) first_id = with_weight_quantize(first_id, stage, pass.chunk);
   TaskId all[4];
   std::size_t n = 0;
   for (TaskId d : deps) all[n++] = d;
@@ -325,6 +332,37 @@ TaskId Builder::add_forward(std::int64_t stage, const PassRef& pass, std::span<c
     n = 0;
   }
   return last;
+}
+
+Seconds Builder::weight_quantize(std::int64_t stage, std::int64_t chunk) const {
+  if (s_.train.precision != spec::Dtype::fp8 && s_.train.precision != spec::Dtype::fp4) return Seconds{0};
+  std::array<std::int64_t, 8> k = layer_kinds(stage, chunk);
+  double moe = holds_mtp(stage, chunk) ? static_cast<double>(s_.model->mtp_layers) : 0.0, dense = 0;
+  for (int kind = 0; kind < 8; ++kind)
+    if (!(kind & 2)) ((kind & 1) ? dense : moe) += static_cast<double>(k[static_cast<std::size_t>(kind)]);
+  double elems = 0, tensors = 0;
+  auto count = [&](const spec::Model& m, double n) {
+    if (n <= 0) return;
+    cost::LayerShape sh = cost::layer_shape(m, s_.par, s_.train);
+    // Weight tensors: QKV and projection (MLA: the down- and up-projections), FC1 and FC2, or
+    // every local expert's two (Transformer Engine's GroupedLinear quantizes expert by expert)
+    // and the shared expert's; the router stays 16-bit.
+    double attention = sh.kv_lora > 0 ? (sh.q_lora > 0 ? 5.0 : 4.0) : 2.0;
+    double mlp = sh.experts_local > 0 ? 2.0 * sh.experts_local + (sh.shared_ffn > 0 ? 2.0 : 0.0) : 2.0;
+    elems += cost::local_layer_params(m, s_.par).total() * n;
+    tensors += (attention + mlp) * n;
+  };
+  count(*s_.model, moe);
+  if (dense > 0) count(dense_model_, dense);
+  return weight_quantize_time(s_, elems, tensors);
+}
+
+CostId Builder::with_weight_quantize(CostId cost, std::int64_t stage, std::int64_t chunk) {
+  Seconds t = weight_quantize(stage, chunk);
+  if (t.value() <= 0) return cost;
+  std::vector<Segment> segs(out_.graph.segments(cost).begin(), out_.graph.segments(cost).end());
+  segs.push_back({Category::compute, to_sim_time(t)});
+  return out_.graph.add_cost(segs);
 }
 
 std::int64_t Builder::buckets(std::int64_t stage, std::int64_t chunk) const {

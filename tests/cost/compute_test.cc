@@ -669,3 +669,30 @@ TEST_CASE("cost::op_timing: FlashAttention-2 runs the profile's flash2 ratio of 
     CHECK(fa2.size() == fused.size());
   }
 }
+
+TEST_CASE("cost::weight_quantize_op: what quantizing weights once per step moves, by recipe", "[cost]") {
+  // docs/research/low-precision-training.md sec. 1: a standalone tensor per recipe -- delayed:
+  // cast (read 2, write 1) and on Hopper the transposed copy (+1); current scaling: an amax pass
+  // (read 2) before them (3 kernels with the scale); MXFP8: row- and column-wise copies with a
+  // scale per 32; NVFP4's 2D-scaled weights ~5 bytes in 2 kernels. With fp8 parameters a
+  // per-tensor weight is already fp8: Hopper's transpose remains (read 1, write 1), Blackwell
+  // reads it as it is; MXFP8 parameters are gathered in bf16 and cast in full.
+  using spec::Dtype;
+  using spec::Fp8Recipe;
+  double n = 1e9;
+  auto op = [&](Dtype d, Fp8Recipe r, bool transpose, bool params) {
+    return cost::weight_quantize_op(d, r, transpose, params, n, 10);
+  };
+  CHECK(op(Dtype::fp8, Fp8Recipe::delayed, true, false).bytes.value() == 4 * n);
+  CHECK(op(Dtype::fp8, Fp8Recipe::delayed, false, false).bytes.value() == 3 * n);
+  CHECK(op(Dtype::fp8, Fp8Recipe::current, true, false).bytes.value() == 6 * n);
+  CHECK(op(Dtype::fp8, Fp8Recipe::current, true, false).kernels == 30);
+  CHECK(op(Dtype::fp8, Fp8Recipe::current, false, false).bytes.value() == 5 * n);
+  CHECK_THAT(op(Dtype::fp8, Fp8Recipe::mxfp8, false, false).bytes.value(), WithinRel(4.0625 * n, 1e-12));
+  CHECK_THAT(op(Dtype::fp8, Fp8Recipe::mxfp8, false, true).bytes.value(), WithinRel(4.0625 * n, 1e-12));
+  CHECK(op(Dtype::fp8, Fp8Recipe::current, true, true).bytes.value() == 2 * n);
+  CHECK(op(Dtype::fp8, Fp8Recipe::current, false, true).bytes.value() == 0);
+  CHECK(op(Dtype::fp4, Fp8Recipe::mxfp8, false, false).bytes.value() == 5 * n);
+  CHECK(op(Dtype::fp4, Fp8Recipe::mxfp8, false, false).kernels == 20);
+  CHECK(op(Dtype::bf16, Fp8Recipe::current, true, false).bytes.value() == 0);
+}

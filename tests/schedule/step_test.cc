@@ -4,6 +4,7 @@
 
 #include "engine/analytical.h"
 #include "engine/simulate.h"
+#include "schedule/pass_cost.h"
 #include "cost/memory.h"
 #include <tuple>
 #include "spec/calibration.h"
@@ -346,4 +347,46 @@ TEST_CASE("schedule::build_step: a chunk's first forward waits for its parameter
       CHECK(t.label.part == -1);
     }
   CHECK(later == 3);
+}
+
+TEST_CASE("schedule::build_step: fp8 weights are quantized once per step, on each chunk's first micro-batch", "[schedule]") {
+  // Transformer Engine refreshes a Linear's fp8 weight copy when is_first_microbatch is True and
+  // reuses it for the step's other micro-batches (module/linear.py, get_weight_workspace;
+  // Megatron-Core's set_is_first_microbatch): one quantization per chunk per step.
+  spec::Model model = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/llama3-70b.json");
+  spec::Cluster cluster = spec::load_cluster(std::string(DTSIM_SOURCE_DIR) + "/topologies/dgx-h100.json");
+  spec::Calibration cal = spec::load_calibration(std::string(DTSIM_SOURCE_DIR) + "/calibration/dgx-h100.json");
+  spec::Software sw = spec::load_stack("megatron-core").software;
+  sw.fp8_recipe = spec::Fp8Recipe::current;
+  spec::Training train{.micro_batch = 1, .global_batch = 8, .seq_len = 4096, .precision = spec::Dtype::fp8};
+  schedule::StepSpec s{&model, &cluster,
+                       spec::Parallel{.tp = 8, .pp = 2, .dp = 1, .vp = 2, .zero_stage = 1, .sequence_parallel = true},
+                       train, &cal, sw};
+  auto busy = [](const engine::Simulation& sim, std::int32_t chunk, std::int32_t mb) {
+    SimTime t = 0;
+    const schedule::Graph& g = sim.step.graph;
+    for (const schedule::Task& task : g.tasks())
+      if (task.label.kind == schedule::Label::Kind::forward && task.label.chunk == chunk && task.label.microbatch == mb &&
+          task.stream == sim.step.compute[0])
+        t += g.duration(task);
+    return to_seconds(t).value();
+  };
+  FreeNetwork net;
+  auto sim = engine::simulate_step(s, net);
+  // Stage 0 holds 20 layers in each of its 2 chunks (80 layers over pp 2 x vp 2), all in fp8 (no
+  // bf16 edge layers set here); a layer's weights are QKV, projection, FC1 and FC2.
+  cost::LocalLayerParams lp = cost::local_layer_params(model, s.par);
+  double tensors_per_layer = 4.0;
+  for (std::int32_t chunk = 0; chunk < 2; ++chunk) {
+    INFO("chunk " << chunk);
+    double extra = busy(sim, chunk, 0) - busy(sim, chunk, 1);
+    double expected = schedule::weight_quantize_time(s, lp.total() * 20.0, tensors_per_layer * 20.0).value();
+    CHECK(expected > 0);
+    CHECK_THAT(extra, WithinRel(expected, 1e-6));
+    CHECK(busy(sim, chunk, 1) == busy(sim, chunk, 3));  // the other micro-batches reuse the copy
+  }
+  // 16-bit runs quantize nothing.
+  schedule::StepSpec bf16 = s;
+  bf16.train.precision = spec::Dtype::bf16;
+  CHECK(schedule::weight_quantize_time(bf16, 1e9, 10).value() == 0);
 }
