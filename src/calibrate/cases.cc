@@ -204,8 +204,10 @@ std::vector<Alternative> unstated_alternatives(const spec::ValidationCase& vc, c
   std::vector<Alternative> out;
   if (!taken.runnable()) return out;
   auto run = [&](const spec::ValidationCase& alt, std::string field, std::string value) {
+    PreparedCase p = prepare_case(alt, file, profile);
+    if (!p.runnable()) return;  // a value the layout rules out (the interleaved schedule's micro-batch count)
     Alternative a{.field = std::move(field), .value = std::move(value)};
-    CaseOutcome o = simulate_case(prepare_case(alt, file, profile), net, eng);
+    CaseOutcome o = simulate_case(p, net, eng);
     a.predicted_s = o.predicted_s;
     a.fits = o.fits;
     a.failure = o.failure;

@@ -95,7 +95,9 @@ struct PreparedCase {
 /// The fields `vc` leaves null that change a run's speed most and that sources most often omit --
 /// its micro-batch (each power of two up to 16 that divides the sequences per replica) and its
 /// recompute (none, selective, full) -- each other value resolved and simulated as `vc` is, with
-/// the same profile, network and engine. Empty when the case sets both or cannot be simulated.
+/// the same profile, network and engine; values the layout rules out (an interleaved schedule's
+/// micro-batch count not a multiple of pp) are left out. Empty when the case sets both or cannot
+/// be simulated.
 [[nodiscard]] std::vector<Alternative> unstated_alternatives(const spec::ValidationCase& vc, const std::string& file,
                                                              const PreparedCase& taken,
                                                              const std::optional<spec::Calibration>& profile,

@@ -236,6 +236,20 @@ TEST_CASE("cli validate --unstated: every other micro-batch and recompute of a c
   CHECK(open.at("measured_within_unstated").at("micro_batch").is_boolean());
   CHECK(open.at("measured_within_unstated").at("recompute").is_boolean());
   CHECK_FALSE(v.at("cases")[1].contains("unstated"));
+  // Values the layout rules out are left out: pp 4 x vp 2 over dp 2 gives 32 sequences per replica,
+  // and the interleaved schedule needs a multiple of 4 micro-batches: 16 (2 of them) is not run.
+  std::string text = one("open", "null", "\"none\"", "24");
+  auto swap = [&text](const std::string& from, const std::string& to) {
+    REQUIRE(text.find(from) != std::string::npos);
+    text.replace(text.find(from), from.size(), to);
+  };
+  swap(R"("pp": 1, "dp": 8)", R"("pp": 4, "dp": 2)");
+  swap(R"("vp": 1)", R"("vp": 2)");
+  std::string pp = tmp.write("pp.json", R"({"schema": "dtsim-validation-cases/1", "cases": [)" + text + "]}");
+  json ppv = run_json("validate '" + pp + "' --no-recipes --unstated --json");
+  std::vector<std::string> allowed;
+  for (const json& a : ppv.at("cases")[0].at("unstated")) allowed.push_back(a.at("value").get<std::string>());
+  CHECK(allowed == std::vector<std::string>{"2", "4", "8"});
   CHECK_FALSE(v.at("cases")[2].contains("unstated"));
   CHECK(v.at("cases")[2].at("reason").is_string());
   // Without the flag nothing is simulated twice; the text lists each alternative under its case.
