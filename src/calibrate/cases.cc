@@ -114,14 +114,19 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
 
 }  // namespace
 
-std::optional<double> CaseOutcome::error_pct() const {
+namespace {
+
+std::optional<double> signed_error_pct(const std::optional<double>& predicted_s, double measured_s) {
   if (!predicted_s) return std::nullopt;
   return (*predicted_s - measured_s) / measured_s * 100.0;
 }
 
+}  // namespace
+
+std::optional<double> CaseOutcome::error_pct() const { return signed_error_pct(predicted_s, measured_s); }
+
 std::optional<double> CaseOutcome::error_pct(const Alternative& a) const {
-  if (!a.predicted_s) return std::nullopt;
-  return (*a.predicted_s - measured_s) / measured_s * 100.0;
+  return signed_error_pct(a.predicted_s, measured_s);
 }
 
 ErrorSummary summarize(const std::vector<CaseOutcome>& cases) {

@@ -21,7 +21,7 @@ struct Alternative {
   std::string value;                  ///< "2", "full"
   std::optional<double> predicted_s;
   bool fits = true;                   ///< the memory model's verdict at that value
-  std::string failure;                ///< why there is no prediction (an invalid layout)
+  std::string failure;                ///< why there is no prediction (a step too large to replay)
 };
 
 /// One case's outcome: a prediction, or the reason there is none.

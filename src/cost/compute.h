@@ -98,7 +98,7 @@ struct Fusions {
 
 /// The quantization kernels of an fp8 or fp4 (NVFP4) layer pass (Transformer Engine, per Linear):
 /// each GEMM input quantized in forward (its producer -- a norm or the activation -- fused where TE
-/// fuses it), each output gradient in backward; weights are quantized once per step and not counted.
+/// fuses it), each output gradient in backward; weights are quantized once per step (weight_quantize_op).
 [[nodiscard]] std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backward,
                                            spec::Dtype precision = spec::Dtype::fp8);
 
