@@ -42,8 +42,9 @@ TARGETS = {
     ("nemotron4-15b", "dense16"): (5, 15, "#14"),
     ("sc21-zero3", "dense16"): (5, 15, "#14"),
     ("megatron-lm-2020", "dense16"): (5, 15, "#14"),
+    ("megascale", "dense16"): (5, 15, "#14"),
 }
-HOLDOUTS = ("mbridge-26.02", "dgxc-dense", "megatron-deepspeed", "nemotron4-15b", "sc21-zero3", "megatron-lm-2020")
+HOLDOUTS = ("mbridge-26.02", "dgxc-dense", "megatron-deepspeed", "nemotron4-15b", "sc21-zero3", "megatron-lm-2020", "megascale")
 
 
 def percentile_row(name, tier, errors, unpredicted):

@@ -362,6 +362,23 @@ TEST_CASE("calibration/holdout/sc21-zero3.json: ZeRO-3 at 384-2,240 GPUs is pred
   CHECK(predicted.at("sc21-t2-zero3-530B-2240xA100") > 0.8 * predicted.at("sc21-t2-zero3-530B-1120xA100"));
 }
 
+TEST_CASE("calibration/holdout/megascale.json: Megatron-LM at 256-12,288 GPUs is predicted", "[cli]") {
+  // Out-of-sample: MegaScale's Megatron-LM baseline rows (arXiv:2402.15627 Tables 2-3, Figure 9; not
+  // in shared/, never fitted to); README "Runs dtsim has never seen" reports the errors. Pinned:
+  // coverage, the stack the commit's date picks, and that the 530B bars at a fixed batch per replica
+  // grow with the data-parallel size, as ring latency and the slowest GPU make them.
+  json v = validate_holdout("megascale", 12);
+  std::map<std::string, double> predicted;
+  for (const json& c : v.at("cases")) {
+    const std::string id = c.at("id").get<std::string>();
+    INFO(id);
+    REQUIRE(c.contains("predicted_s"));
+    predicted[id] = c.at("predicted_s").get<double>();
+    CHECK(c.at("stack") == "megatron-lm@2022");
+  }
+  CHECK(predicted.at("megascale-f9-megatron-530B-11200gpu") > predicted.at("megascale-f9-megatron-530B-2240gpu"));
+}
+
 TEST_CASE("calibration/holdout/megatron-lm-2020.json: the 2020 weak-scaling table is predicted", "[cli]") {
   // Out-of-sample: Megatron-LM's 2020 DGX-A100 weak-scaling table (images/tables.tex; not in
   // shared/, never fitted to); README "Runs dtsim has never seen" reports the errors. Pinned:
