@@ -43,8 +43,10 @@ TARGETS = {
     ("sc21-zero3", "dense16"): (5, 15, "#14"),
     ("megatron-lm-2020", "dense16"): (5, 15, "#14"),
     ("megascale", "dense16"): (5, 15, "#14"),
+    ("torchtitan", "dense16"): (5, 15, "#14"),
+    ("llm-foundry", "dense16"): (5, 15, "#14"),
 }
-HOLDOUTS = ("mbridge-26.02", "dgxc-dense", "megatron-deepspeed", "nemotron4-15b", "sc21-zero3", "megatron-lm-2020", "megascale")
+HOLDOUTS = ("mbridge-26.02", "dgxc-dense", "megatron-deepspeed", "nemotron4-15b", "sc21-zero3", "megatron-lm-2020", "megascale", "torchtitan", "llm-foundry")
 
 
 def percentile_row(name, tier, errors, unpredicted):

@@ -78,6 +78,8 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
   if (rc.tp_overlap_rs) p.stack.software.tp_overlap_rs = *rc.tp_overlap_rs;
   if (rc.fp8_recipe) p.stack.software.fp8_recipe = *rc.fp8_recipe;
   if (rc.attention) p.stack.software.attention = *rc.attention;
+  if (rc.compile.value_or(false)) spec::apply_compile(p.stack.software);
+  if (rc.tp_comm_overlap) p.stack.software.tp_comm_overlap = *rc.tp_comm_overlap;
   spec::check_attention(p.stack.software.attention, p.calibration.compute, p.calibration.name,
                         file + ":" + vc.pointer + "/attention");
   const spec::Software& sw = p.stack.software;

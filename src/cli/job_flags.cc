@@ -114,6 +114,9 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
                  "FlashAttention-2 (what Transformer Engine runs with NVTE_FUSED_ATTN=0), or Megatron's unfused "
                  "attention (default: the stack's)");
   app.add_option("--tp-comm-overlap", f.tp_comm_overlap, "on|off: TP collectives pipelined with GEMMs");
+  app.add_option("--compile", f.compile,
+                 "on|off: torch.compile of each transformer block fuses the element-wise chains of eager model code "
+                 "(norms, SwiGLU, residual adds, RoPE), as torchtitan's --training.compile (default off: the stack's kernels)");
   app.add_option("--overlap-grad-reduce", f.overlap_grad_reduce, "on|off: DP buckets overlap the last backward");
   app.add_option("--overlap-param-gather", f.overlap_param_gather, "on|off: ZeRO param all-gather overlaps forward");
   app.add_option("--moe-imbalance", f.moe_imbalance,
@@ -253,6 +256,7 @@ spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
                   : f.attention == "flash2" ? spec::AttentionKernel::flash2
                                             : spec::AttentionKernel::unfused;
   }
+  if (on_off("--compile", f.compile, false)) spec::apply_compile(s);
   s.tp_comm_overlap = on_off("--tp-comm-overlap", f.tp_comm_overlap, d.tp_comm_overlap);
   s.overlap_grad_reduce = on_off("--overlap-grad-reduce", f.overlap_grad_reduce, d.overlap_grad_reduce);
   s.overlap_param_gather = on_off("--overlap-param-gather", f.overlap_param_gather, d.overlap_param_gather);

@@ -32,7 +32,7 @@ struct JobFlags {
   std::int64_t bf16_layers_start = -1, bf16_layers_end = -1;  ///< -1: the stack's (current scaling), else 0
   std::int64_t offload_layers = 0, recompute_layers = 0;
   std::string moe_dispatcher, moe_a2a_overlap;
-  std::string cross_entropy;
+  std::string cross_entropy, compile;
   std::string peft = "none", lora_targets;
   std::int64_t lora_rank = 0, sample_len = 0;  ///< 0: LoRA's default rank; one sample per sequence
   std::vector<std::int64_t> stage_layers;

@@ -11,6 +11,13 @@
 namespace dtsim::report {
 namespace {
 
+// The stack's element-wise chains (spec::Software's fusion flags): one kernel each, eager ops, or a mix.
+std::string elementwise_text(const spec::Software& s) {
+  int fused = int{s.bias_activation_fusion} + int{s.bias_dropout_add_fusion} + int{s.rope_fusion} + int{s.rmsnorm_fusion};
+  return fused == 4 ? "fused" : fused == 0 ? "eager" : "partly fused";
+}
+
+
 // The selective-recompute modules in effect, by name (empty unless recompute is selective).
 nlohmann::json recompute_module_list(std::uint32_t mask) {
   nlohmann::json out = nlohmann::json::array();
@@ -38,6 +45,7 @@ nlohmann::json config_json(const JobView& j) {
           {"overlap_p2p_comm", j.software.overlap_p2p_comm}, {"fp8_recipe", spec::to_string(j.software.fp8_recipe)},
           {"cuda_graphs", spec::to_string(j.software.cuda_graphs)},
           {"cross_entropy", spec::to_string(j.software.cross_entropy)},
+          {"elementwise", elementwise_text(j.software)},
           {"optimizer_impl", spec::to_string(j.software.optimizer_impl)},
           {"tp_overlap_rs", spec::to_string(j.software.tp_overlap_rs)}, {"network", j.network},
           {"engine", j.engine}, {"stage_layers", cost::stage_layers(*j.model, j.par)},
@@ -77,8 +85,8 @@ std::string layout_line(const JobView& j) {
          (j.software.overlap_grad_reduce ? "on" : "off") + ", overlap-param-gather " +
          (j.software.overlap_param_gather ? "on" : "off") + ", overlap-p2p-comm " +
          (j.software.overlap_p2p_comm ? "on" : "off") + ", cuda-graphs " + spec::to_string(j.software.cuda_graphs) +
-         ", cross-entropy " + spec::to_string(j.software.cross_entropy) +
-         ", optimizer " + spec::to_string(j.software.optimizer_impl) + " (calibration " + j.calibration + ")\n" +
+         ", cross-entropy " + spec::to_string(j.software.cross_entropy) + ", element-wise " +
+         elementwise_text(j.software) + ", optimizer " + spec::to_string(j.software.optimizer_impl) + " (calibration " + j.calibration + ")\n" +
          (j.engine == "events"
               ? "  engine   events: " +
                     (j.network == "analytical"

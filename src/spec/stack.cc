@@ -214,6 +214,15 @@ std::string to_string(const CudaGraphs& g) {
   return s.empty() ? "none" : s;
 }
 
+// pytorch/torchtitan torchtitan/models/llama/parallelize_llama.py apply_compile (@0596be3a): "torch.compile
+// each TransformerBlock", fullgraph=True; the loss stays eager until 2025 (train.py of 2024-12).
+void apply_compile(Software& s) {
+  s.bias_activation_fusion = true;
+  s.bias_dropout_add_fusion = true;
+  s.rope_fusion = true;
+  s.rmsnorm_fusion = true;
+}
+
 CudaGraphs parse_cuda_graphs(const std::string& text, const std::string& where) {
   CudaGraphs g;
   if (text == "none") return g;

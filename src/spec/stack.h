@@ -265,6 +265,12 @@ void check_attention(AttentionKernel attention, const ComputeCalibration& cal, c
 /// `where` for an unknown scope.
 [[nodiscard]] CudaGraphs parse_cuda_graphs(const std::string& text, const std::string& where);
 
+/// torch.compile over eager model code (torchtitan's --training.compile / compile.enable): each
+/// transformer block is compiled whole, so Inductor fuses its element-wise chains -- the norms, the
+/// SiLU and multiply of SwiGLU, the residual adds, the rotary embedding -- into a kernel each, as a
+/// stack with fused kernels runs them. Sets the four fusion flags; the rest of `s` is unchanged.
+void apply_compile(Software& s);
+
 /// "PROJ,FC2", each "ring" or the pipelined overlap's SM count: "24,20", "ring,ring".
 [[nodiscard]] std::string to_string(const TpOverlapRs& o);
 /// Parses that form (stack files, recipes, --tp-overlap-rs); throws SpecError naming `where`.

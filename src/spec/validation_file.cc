@@ -246,6 +246,8 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
     }
     f.fp8_param_gather = e.optional_boolean("fp8_param_gather");
     if (auto a = e.optional_choice("attention", {"flash", "unfused", "flash2"})) f.attention = static_cast<AttentionKernel>(*a);
+    f.compile = e.optional_boolean("compile");
+    f.tp_comm_overlap = e.optional_boolean("tp_comm_overlap");
     if (auto p = e.optional_choice("peft", {"none", "lora"})) f.peft = static_cast<Peft>(*p);
     f.lora_rank = e.optional_integer("lora_rank", 1, 1 << 16);
     if (auto t = e.optional_string("lora_targets")) f.lora_targets = parse_lora_targets(*t, e.where("lora_targets"));
@@ -324,6 +326,9 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            facts.fp8_param_gather.value_or(false) ? "on" : "off", recipes, facts, c);
       fill(c.attention, facts.attention, "attention", facts.attention ? to_string(*facts.attention) : "", recipes, facts,
            c);
+      fill(c.compile, facts.compile, "compile", facts.compile.value_or(false) ? "on" : "off", recipes, facts, c);
+      fill(c.tp_comm_overlap, facts.tp_comm_overlap, "tp_comm_overlap", facts.tp_comm_overlap.value_or(false) ? "on" : "off",
+           recipes, facts, c);
       fill(c.peft, facts.peft, "peft", facts.peft ? to_string(*facts.peft) : "", recipes, facts, c);
       fill(c.lora_rank, facts.lora_rank, "lora_rank", facts.lora_rank ? std::to_string(*facts.lora_rank) : "", recipes,
            facts, c);
@@ -399,6 +404,8 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   rc.tp_overlap_rs = c.tp_overlap_rs;
   rc.fp8_recipe = c.fp8_recipe;
   rc.attention = c.attention;
+  rc.compile = c.compile;
+  rc.tp_comm_overlap = c.tp_comm_overlap;
   rc.train.seq_len = c.seq_len;
   rc.train.peft = c.peft.value_or(Peft::none);
   rc.train.lora_rank = c.lora_rank.value_or(0);

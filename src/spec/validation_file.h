@@ -60,7 +60,9 @@ struct ValidationCase {
   std::optional<Fp8Recipe> fp8_recipe;     ///< the run's fp8 scaling (the case's "fp8" covers every recipe)
   std::optional<std::uint32_t> recompute_modules;  ///< selective recompute's modules (recompute_module bits)
   std::optional<bool> fp8_param_gather;
-  std::optional<AttentionKernel> attention;  ///< the recipe's attention kernel (NVTE_FUSED_ATTN=0: flash2)     ///< fp8 parameters, all-gathered in fp8 (NeMo fp8_params)
+  std::optional<AttentionKernel> attention;  ///< the recipe's attention kernel (NVTE_FUSED_ATTN=0: flash2)
+  std::optional<bool> compile;          ///< torch.compile over eager model code (spec::apply_compile)
+  std::optional<bool> tp_comm_overlap;  ///< the recipe's TP overlap (TE userbuffers, PyTorch async TP)
   // Fine-tuning runs: LoRA over frozen weights and packed samples (spec::Training).
   std::optional<Peft> peft;
   std::optional<std::int64_t> lora_rank;
@@ -106,6 +108,8 @@ struct RecipeFacts {
   std::optional<std::uint32_t> recompute_modules;
   std::optional<bool> fp8_param_gather;
   std::optional<AttentionKernel> attention;  ///< the recipe's attention kernel (NVTE_FUSED_ATTN=0: flash2)
+  std::optional<bool> compile;
+  std::optional<bool> tp_comm_overlap;
   std::optional<Peft> peft;
   std::optional<std::int64_t> lora_rank;
   std::optional<std::uint32_t> lora_targets;
@@ -139,6 +143,8 @@ struct ResolvedCase {
   std::optional<TpOverlapRs> tp_overlap_rs;  ///< the recipe's TP reduce-scatter overlaps (ub config)
   std::optional<Fp8Recipe> fp8_recipe;           ///< the recipe's, over the stack's
   std::optional<AttentionKernel> attention;     ///< the recipe's, over the stack's
+  std::optional<bool> compile;                  ///< the recipe's torch.compile (true: spec::apply_compile)
+  std::optional<bool> tp_comm_overlap;          ///< the recipe's, over the stack's
   bool auto_recompute = false;         ///< recompute was null: least that fits
   std::vector<std::string> assumptions;
 };

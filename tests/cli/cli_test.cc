@@ -928,6 +928,20 @@ TEST_CASE("cli simulate: --peft lora and --sample-len, in text and JSON, with cl
   check_bad(job + " --sample-len 8192", Contains("--sample-len: expected packed samples of 1 to seq (4096) tokens, got 8192"));
 }
 
+TEST_CASE("cli simulate --compile: torch.compile fuses eager model code's element-wise chains", "[cli]") {
+  std::string job = "simulate --model llama3-8b --cluster dgx-h100 --gpus 8 --zero 3 --mbs 2 --gbs 16 --seq 8192 --json";
+  json eager = run_json(job + " --framework torchtitan"), compiled = run_json(job + " --framework torchtitan --compile on");
+  CHECK(eager.at("config").at("elementwise") == "eager");
+  CHECK(compiled.at("config").at("elementwise") == "fused");
+  // The unfused SwiGLU, RMSNorm, residual adds and fp32 RoPE are written and read back in eager mode.
+  CHECK(compiled.at("step_time_s").get<double>() < 0.9 * eager.at("step_time_s").get<double>());
+  // Megatron-Core's kernels are fused already: compiling changes nothing.
+  json core = run_json(job), core_compiled = run_json(job + " --compile on");
+  CHECK(core.at("config").at("elementwise") == "fused");
+  CHECK(core_compiled.at("step_time_s").get<double>() == core.at("step_time_s").get<double>());
+  check_bad(job + " --compile yes", Contains("--compile: expected on or off, got \"yes\""));
+}
+
 TEST_CASE("cli simulate --cross-entropy: the stack's loss implementation, and what it costs", "[cli]") {
   std::string job = "simulate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 64 --seq 8192 --json";
   json core = run_json(job), bridge = run_json(job + " --framework nemo-megatron-bridge@25.11");

@@ -379,6 +379,30 @@ TEST_CASE("calibration/holdout/megascale.json: Megatron-LM at 256-12,288 GPUs is
   CHECK(predicted.at("megascale-f9-megatron-530B-11200gpu") > predicted.at("megascale-f9-megatron-530B-2240gpu"));
 }
 
+TEST_CASE("calibration/holdout/torchtitan.json and llm-foundry.json: PyTorch FSDP runs are predicted", "[cli]") {
+  // Out-of-sample: torchtitan's published FSDP2 tables (pytorch/torchtitan docs/performance.md,
+  // benchmarks/) and MosaicML's llm-foundry FSDP1 throughput tables (scripts/train/benchmarking/
+  // README.md); not in shared/, never fitted to. Pinned: coverage, the stacks the dates pick, and
+  // that the recipes' torch.compile makes the compiled row of each measured A/B pair the faster one.
+  json titan = validate_holdout("torchtitan", 39);
+  std::map<std::string, double> predicted;
+  for (const json& c : titan.at("cases")) {
+    const std::string id = c.at("id").get<std::string>();
+    INFO(id);
+    REQUIRE(c.contains("predicted_s"));
+    predicted[id] = c.at("predicted_s").get<double>();
+    CHECK(c.at("stack").get<std::string>().rfind("pytorch-fsdp@", 0) == 0);
+  }
+  CHECK(predicted.at("torchtitan-2024-12-L3.1-8B-8xH100-fsdp8-fsdp-compile") <
+        0.9 * predicted.at("torchtitan-2024-12-L3.1-8B-8xH100-fsdp8-fsdp"));
+  json foundry = validate_holdout("llm-foundry", 43);
+  for (const json& c : foundry.at("cases")) {
+    INFO(c.at("id").get<std::string>());
+    CHECK(c.contains("predicted_s"));
+    CHECK(c.at("stack") == "pytorch-fsdp@fsdp1");
+  }
+}
+
 TEST_CASE("calibration/holdout/megatron-lm-2020.json: the 2020 weak-scaling table is predicted", "[cli]") {
   // Out-of-sample: Megatron-LM's 2020 DGX-A100 weak-scaling table (images/tables.tex; not in
   // shared/, never fitted to); README "Runs dtsim has never seen" reports the errors. Pinned:

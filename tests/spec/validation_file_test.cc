@@ -273,6 +273,25 @@ TEST_CASE("spec::apply_recipes: the run's TP reduce-scatter overlaps (ub config)
       Catch::Matchers::StartsWith("r.json:/cases/c0/tp_overlap_rs: expected PROJ,FC2"));
 }
 
+TEST_CASE("spec::apply_recipes: torch.compile and TP overlap where the run's config set them", "[spec]") {
+  ValidationFile f = parse_validation_file(kFile, "v.json");
+  RecipesFile r = parse_recipes_file(
+      R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {"compile": true, "tp_comm_overlap": false, "source": "8b.toml"}}})",
+      "r.json");
+  CHECK(apply_recipes(f, r).empty());
+  ResolvedCase rc = resolve_case(f.cases[0], "v.json", kGeneric);
+  CHECK(rc.compile == std::optional<bool>(true));
+  CHECK(rc.tp_comm_overlap == std::optional<bool>(false));
+  CHECK_THAT(rc.assumptions, VectorContains(std::string("compile null -> on (recipe)")));
+  CHECK_THAT(rc.assumptions, VectorContains(std::string("tp_comm_overlap null -> off (recipe)")));
+  ValidationFile plain = parse_validation_file(kFile, "v.json");
+  CHECK_FALSE(resolve_case(plain.cases[0], "v.json", kGeneric).compile.has_value());
+  CHECK_THROWS_WITH(
+      parse_recipes_file(R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {"compile": "yes", "source": "s"}}})",
+                         "r.json"),
+      Catch::Matchers::StartsWith("r.json:/cases/c0/compile: expected"));
+}
+
 TEST_CASE("spec::apply_recipes: fp8 parameters where the recipe keeps them (NeMo fp8_params)", "[spec]") {
   std::string text = kFile;
   text.replace(text.find("\"precision\": \"fp16\""), 19, "\"precision\": \"fp8\"");
