@@ -342,7 +342,10 @@ Job resolve_job(const JobFlags& f) {
   j.software = resolve_software(f, on_gpu);
   spec::check_attention(j.software.attention, j.calibration.compute, j.calibration.name,
                         f.attention.empty() ? "--framework" : "--attention");
-  if (f.moe_dispatcher.empty()) j.notes.insert(j.notes.end(), recipe_notes.begin(), recipe_notes.end());
+  for (const std::string& n : recipe_notes)  // what a flag overrides is no longer the stack's
+    if (!(n.rfind("moe dispatcher", 0) == 0 && !f.moe_dispatcher.empty()) &&
+        !(n.rfind("attention", 0) == 0 && !f.attention.empty()))
+      j.notes.push_back(n);
   derive_degrees(f, j);
   if (f.etp == 0 && j.model.is_moe() && j.stack.defaults.expert_tensor_parallel) {
     j.par.etp = *j.stack.defaults.expert_tensor_parallel;

@@ -245,6 +245,7 @@ std::string show_stack(const spec::Stack& s, bool json) {
   for (const spec::GpuRecipe& g : s.gpu_recipes) {
     nlohmann::json r{{"gpu", g.gpu}};
     if (g.moe_dispatcher) r["moe_dispatcher"] = spec::to_string(*g.moe_dispatcher);
+    if (g.attention) r["attention"] = spec::to_string(*g.attention);
     recipes.push_back(r);
   }
   if (json) {

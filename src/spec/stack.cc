@@ -115,6 +115,8 @@ Stack read_version(ObjectReader r, const std::string& name) {
         if (other.gpu == gr.gpu) g.fail("gpu", "expected one entry per GPU, got " + gr.gpu + " again");
       if (auto d = g.optional_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}))
         gr.moe_dispatcher = static_cast<MoeDispatcher>(*d);
+      if (auto k = g.optional_choice("attention", {"flash", "unfused", "flash2"}))
+        gr.attention = static_cast<AttentionKernel>(*k);
       g.skip("source");
       g.finish();
       s.gpu_recipes.push_back(gr);
@@ -151,6 +153,12 @@ Software software_on(const Stack& stack, const std::string& gpu, bool moe, std::
       if (notes && moe)
         notes->push_back(std::string("moe dispatcher ") + to_string(s.moe_dispatcher) + " (" + stack.label() +
                          " recipes on " + gpu + ")");
+    }
+    if (g.attention && *g.attention != s.attention) {
+      s.attention = *g.attention;
+      if (notes)
+        notes->push_back(std::string("attention ") + to_string(s.attention) + " (" + stack.label() + " recipes on " +
+                         gpu + ")");
     }
   }
   return s;

@@ -219,6 +219,7 @@ struct StackDefaults {
 struct GpuRecipe {
   std::string gpu;  ///< the GPU preset's name as its file gives it ("GB200")
   std::optional<MoeDispatcher> moe_dispatcher;
+  std::optional<AttentionKernel> attention;  ///< the kernel the stack's attention call reaches on this GPU
   bool operator==(const GpuRecipe&) const = default;
 };
 

@@ -111,6 +111,19 @@ TEST_CASE("spec::software_on: a stack's recipes for one GPU", "[spec]") {
   Stack mb = load_stack("nemo-megatron-bridge@25.11");
   CHECK(software_on(mb, "GB300", true).moe_dispatcher == MoeDispatcher::flex);
   CHECK(software_on(mb, "B200", true).moe_dispatcher == MoeDispatcher::alltoall);
+  // PyTorch's SDPA reaches its FlashAttention-2 port on Hopper (cuDNN is opt-in from 2.5.1 to 2.8),
+  // and says so; on an A100 the profile's fused attention is FlashAttention-2 already.
+  Stack fsdp = load_stack("pytorch-fsdp@fsdp2");
+  notes.clear();
+  CHECK(software_on(fsdp, "H100-SXM5-80GB", false, &notes).attention == AttentionKernel::flash2);
+  CHECK(notes == std::vector<std::string>{"attention flash2 (pytorch-fsdp@fsdp2 recipes on H100-SXM5-80GB)"});
+  CHECK(software_on(fsdp, "H100-SXM5-96GB-500W", false).attention == AttentionKernel::flash2);
+  CHECK(software_on(fsdp, "A100-SXM4-80GB", false).attention == AttentionKernel::flash);
+  CHECK(software_on(load_stack("megatron-core"), "H100-SXM5-80GB", false).attention == AttentionKernel::flash);
+  CHECK_THROWS_WITH(
+      parse_stack_family(with(R"("defaults": {}}]})", R"("defaults": {}, "gpu_recipes": [{"gpu": "h100-sxm5-80gb",
+                                 "attention": "fa3", "source": "s"}]}]})"), "toy.json"),
+      StartsWith("toy.json:/versions/1/gpu_recipes/0/attention: expected one of flash, unfused, flash2"));
 }
 
 TEST_CASE("spec::load_stack and find_stack: by name, version or date", "[spec]") {
