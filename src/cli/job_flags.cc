@@ -84,7 +84,7 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
         ->check(CLI::Range(1, 1 << 20));
     app.add_option("--recompute-modules", f.recompute_modules,
                    "With --recompute selective: the Megatron-Core modules recomputed, among core_attn, layernorm, "
-                   "mlp, moe_act, mla_up_proj, moe, shared_experts joined by commas (--recompute-modules; "
+                   "mlp, moe_act, mla_up_proj, moe, shared_experts (or torchtitan's per-op policy, op_sac) joined by commas (--recompute-modules; "
                    "default: core_attn)");
     app.add_option("--stage-layers", f.stage_layers, "Layers per pipeline stage, comma separated")->delimiter(',');
     app.add_option("--pipeline-layout", f.pipeline_layout,

@@ -610,6 +610,32 @@ std::vector<Op> selective_recompute(const std::vector<Op>& forward, const LayerS
   std::vector<Op> ops;
   for (const Op& op : forward)
     if (recomputed(op)) ops.push_back(op);
+  if (modules & rm::op_sac) {
+    // torchtitan's per-op policy (torchtitan/models/llama/parallelize_llama.py _apply_ac_to_transformer_block,
+    // selective_ac_option "op": "Saves output of all compute ops, except every second mm"; the save list
+    // is aten.mm, the SDPA kernels and the TP reduce-scatter): within a block, matmuls counted in call
+    // order -- wq, wk, wv, wo, then w1, w3, w2 (gated) or fc1, fc2 -- have every even one recomputed, and
+    // every op outside the list (norms, activations, RoPE, residual adds, casts) with them. Attention is
+    // saved. Dense layers with separate Q, K and V projections (torchtitan's models).
+    for (const Op& op : forward) {
+      std::string_view n = op.name;
+      bool saved = op.kind == OpKind::attention || op.kind == OpKind::gemm || n.starts_with("attn.cp.");
+      if (!saved && !recomputed(op)) ops.push_back(op);
+    }
+    auto part = [&](const std::string& name, double width) {
+      for (const Op& op : forward)
+        if (op.name == name && op.kind == OpKind::gemm) {
+          Op p = gemm(name + ".sac", op.m, width, op.k, op.batch, op.elem_bytes);
+          p.kernels = op.kernels;
+          p.bf16_only = op.bf16_only;
+          ops.push_back(std::move(p));
+        }
+    };
+    part("attn.qkv", s.kv_width);  // wk (2nd)
+    part("attn.proj", s.hidden);   // wo (4th)
+    if (s.gate > 1) part("mlp.fc1", s.ffn);  // w3 (6th)
+    else part("mlp.fc2", s.hidden);          // fc2 (6th)
+  }
   return ops;
 }
 

@@ -86,7 +86,7 @@ const std::vector<std::pair<std::string, std::uint32_t>>& recompute_module_names
   static const std::vector<std::pair<std::string, std::uint32_t>> names{
       {"core_attn", m::core_attn}, {"layernorm", m::layernorm},     {"mlp", m::mlp},
       {"moe_act", m::moe_act},     {"mla_up_proj", m::mla_up_proj}, {"moe", m::moe},
-      {"shared_experts", m::shared_experts}};
+      {"shared_experts", m::shared_experts}, {"op_sac", m::op_sac}};
   return names;
 }
 
@@ -94,7 +94,7 @@ std::string recompute_modules_text(std::uint32_t mask) { return mask_text(recomp
 
 std::uint32_t parse_recompute_modules(const std::string& text, const std::string& where) {
   return parse_mask(recompute_module_names(), text, where, "modules",
-                    "core_attn, layernorm, mlp, moe_act, mla_up_proj, moe, shared_experts");
+                    "core_attn, layernorm, mlp, moe_act, mla_up_proj, moe, shared_experts, op_sac");
 }
 
 const char* to_string(Optimizer o) { return o == Optimizer::adam ? "adam" : "sgd"; }

@@ -45,10 +45,12 @@ struct Parallel {
 /// the experts, and before MLA's down-projections; the others are fused into the next Linear);
 /// mlp a dense MLP; moe_act the experts' activation; mla_up_proj MLA's up-projections and RoPE;
 /// moe the whole MoE block; shared_experts the shared experts. layernorm, moe_act and mla_up_proj
-/// discard their outputs and recompute them; the others checkpoint their input.
+/// discard their outputs and recompute them; the others checkpoint their input. op_sac is not
+/// Megatron's: torchtitan's per-op selective checkpointing (selective_ac_option "op"), which saves
+/// the outputs of attention and of every odd matmul of a block and recomputes the rest.
 namespace recompute_module {
 inline constexpr std::uint32_t core_attn = 1u << 0, layernorm = 1u << 1, mlp = 1u << 2, moe_act = 1u << 3,
-                               mla_up_proj = 1u << 4, moe = 1u << 5, shared_experts = 1u << 6;
+                               mla_up_proj = 1u << 4, moe = 1u << 5, shared_experts = 1u << 6, op_sac = 1u << 7;
 }  // namespace recompute_module
 
 /// The module names, in Megatron-Core's spelling, with their bits.

@@ -308,6 +308,24 @@ TEST_CASE("cost::selective_recompute: the kernels of each Megatron-Core module",
   auto dense_fwd = cost::layer_forward(dense, spec::AttentionKernel::flash, spec::Dtype::bf16);
   CHECK(names(cost::selective_recompute(dense_fwd, dense, rm::mlp)) == V{"mlp.fc1", "mlp.fc2", "mlp.act"});
   CHECK(cost::selective_recompute(dense_fwd, dense, rm::moe_act).empty());
+  // torchtitan's per-op policy on Llama 3 8B: attention saved; the norms, RoPE, activation and
+  // residual adds recomputed with the 2nd, 4th and 6th matmuls (wk, wo, w3).
+  spec::Model llama = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/llama3-8b.json");
+  cost::LayerShape l = cost::layer_shape(llama, spec::Parallel{.dp = 8}, 2, 8192);
+  auto lfwd = cost::layer_forward(l, spec::AttentionKernel::flash, spec::Dtype::bf16);
+  auto sac = cost::selective_recompute(lfwd, l, rm::op_sac);
+  CHECK(names(sac) == V{"norm1", "attn.bda", "norm2", "mlp.act", "mlp.bda", "attn.rope", "attn.qkv.sac",
+                        "attn.proj.sac", "mlp.fc1.sac"});
+  double t = 2.0 * 8192;
+  CHECK(named(sac, "attn.qkv.sac").flops.value() == 2.0 * t * 1024 * 4096);    // wk: 8 KV heads of 128
+  CHECK(named(sac, "attn.proj.sac").flops.value() == 2.0 * t * 4096 * 4096);   // wo
+  CHECK(named(sac, "mlp.fc1.sac").flops.value() == 2.0 * t * 14336 * 4096);    // w3, half of the gated FC1
+  // A non-gated MLP's 6th matmul is its FC2.
+  cost::LayerShape g = cost::layer_shape(spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/gpt3-175b.json"),
+                                         spec::Parallel{.tp = 8, .dp = 8}, 1, 2048);
+  auto gsac = cost::selective_recompute(cost::layer_forward(g, spec::AttentionKernel::flash, spec::Dtype::bf16), g,
+                                        rm::op_sac);
+  CHECK(named(gsac, "mlp.fc2.sac").flops.value() == 2.0 * 2048 * 12288 * (49152 / 8));
 }
 
 TEST_CASE("cost::layer_forward/backward: Qwen3's query and key norms; token permutations move gradients back once",
