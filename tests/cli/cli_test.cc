@@ -640,7 +640,7 @@ TEST_CASE("cli simulate: selective recompute of Megatron-Core modules", "[cli]")
             Contains("--recompute-modules: expected --recompute selective with it, got --recompute full"));
   check_bad(job + " --recompute selective --recompute-modules moe_act,attention",
             Contains("--recompute-modules: expected distinct modules among core_attn, layernorm, mlp, moe_act, "
-                     "mla_up_proj, moe, shared_experts joined by commas, got \"moe_act,attention\""));
+                     "mla_up_proj, moe, shared_experts, op_sac joined by commas, got \"moe_act,attention\""));
   check_bad(job + " --recompute selective --recompute-modules moe_act,moe_act", Contains("got \"moe_act,moe_act\""));
 }
 
