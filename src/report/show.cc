@@ -198,6 +198,7 @@ nlohmann::json software_json(const spec::Software& w) {
           {"grad_accumulation_fusion", spec::to_string(w.grad_accumulation_fusion)},
           {"zero3_gather", spec::to_string(w.zero3_gather)},
           {"zero3_prefetch", w.zero3_prefetch},
+          {"zero3_comm_sms", w.zero3_comm_sms},
           {"zero3_gather_cpu_us", w.zero3_gather_cpu_us},
           {"zero3_list_collectives", w.zero3_list_collectives},
           {"zero3_list_build_us", w.zero3_list_build_us},

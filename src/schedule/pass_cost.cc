@@ -271,6 +271,19 @@ std::vector<double> layer_weights(const cost::LayerShape& sh) {
   return w;
 }
 
+// Compute that runs beside a ZeRO-3 / FSDP all-gather or reduce-scatter loses the SMs its kernel
+// holds (the stack's zero3_comm_sms: a ring collective launches one CTA per NCCL channel and each
+// keeps its SM for the whole call, NVIDIA/nccl #689): each second hidden costs held / (sm_count -
+// held) of compute time, as the expert-parallel overlap prices it -- 24 SMs: 0.22 on H100, 0.29 on
+// A100. Measured on 8 H100s under FSDP: overlapped matmuls 30-40% slower (pytorch/pytorch PR
+// #179937), 0.23-0.29 per hidden second (docs/research/nccl-interference.md). The profile's
+// overlap_slowdown is the floor, and prices stacks that do not say what their collectives hold.
+double zero3_overlap_slowdown(const StepSpec& s) {
+  double sms = static_cast<double>(s.cluster->gpu.sm_count), held = s.software.zero3_comm_sms;
+  double slowdown = held > 0 && sms > held ? held / (sms - held) : 0.0;
+  return std::max(s.cal->compute.overlap_slowdown, slowdown);
+}
+
 // ZeRO-3 / FSDP: the layer's 16-bit parameters all-gathered before forward and backward, and
 // its gradients reduce-scattered after backward. As the stack fetches them: one gather of the
 // flat layer (FSDP) or one per weight matrix (DeepSpeed, which also reduces each parameter's
@@ -316,7 +329,7 @@ void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost
   if (!sw.zero3_prefetch) return add(p, Category::dp_comm_exposed, comm + reduce);
   comm += reduce;
   Seconds hidden = std::min(comm, compute);
-  add(p, Category::dp_comm_exposed, comm - hidden + hidden * s.cal->compute.overlap_slowdown);
+  add(p, Category::dp_comm_exposed, comm - hidden + hidden * zero3_overlap_slowdown(s));
 }
 
 // fp8 current scaling and NVFP4 with sequence parallelism: a tensor that is all-gathered over the

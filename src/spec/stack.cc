@@ -46,6 +46,7 @@ Software read_software(ObjectReader r) {
       static_cast<GradAccumFusion>(r.choice("grad_accumulation_fusion", {"off", "on", "fp32_only", "cast"}));
   s.zero3_gather = static_cast<Zero3Gather>(r.optional_choice("zero3_gather", {"layer", "module"}).value_or(0));
   s.zero3_prefetch = r.optional_boolean("zero3_prefetch").value_or(true);
+  s.zero3_comm_sms = r.optional_positive("zero3_comm_sms", true).value_or(0.0);
   s.zero3_gather_cpu_us = r.optional_positive("zero3_gather_cpu_us", true).value_or(0.0);
   s.zero3_list_collectives = r.optional_boolean("zero3_list_collectives").value_or(false);
   for (auto [key, field] : {std::pair{"zero3_list_build_us", &s.zero3_list_build_us},

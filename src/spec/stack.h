@@ -138,6 +138,10 @@ struct Software {
   /// ZeRO-3 gathers are prefetched on a side stream and overlap compute; false: each blocks
   /// (DeepSpeed before its PR #1453, which synchronized the device per fetch).
   bool zero3_prefetch = true;
+  /// SMs the stack's prefetched ZeRO-3 collectives hold while compute runs beside them (one per
+  /// NCCL channel: 24 for a ring all-gather or reduce-scatter on 8-GPU NVSwitch nodes); 0: the
+  /// profile's overlap_slowdown prices the overlap (schedule::zero3_overlap_slowdown).
+  double zero3_comm_sms = 0;
   /// Host time each ZeRO-3 all-gather call costs before the collective starts, exposed when the
   /// gathers block (DeepSpeed 2021: ~130 us pre-launch + ~250 us launch per all_gather on p4d).
   double zero3_gather_cpu_us = 0;

@@ -171,6 +171,26 @@ TEST_CASE("schedule::layer_cost: DeepSpeed's 2021 ZeRO-3 blocks on every collect
   CHECK(exposed(j.sw, 0.0, false) >= short_fwd + 4 * (319e-6 + 2.6e-6 * 1536) + copy_bound - 1e-12);
 }
 
+TEST_CASE("schedule::layer_cost: prefetched ZeRO-3 collectives slow the compute they hide behind by the SMs they hold",
+          "[schedule]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  spec::Software fsdp = spec::load_stack("pytorch-fsdp@fsdp2").software;
+  CHECK(fsdp.zero3_comm_sms == 24);  // one CTA per NCCL ring channel on an 8-GPU NVSwitch node
+  spec::Parallel par{.tp = 1, .pp = 1, .dp = 8, .zero_stage = 3};
+  // A collective far shorter than the layer's compute hides whole: what it costs is the slowdown.
+  const double c = 1e-4;
+  spec::Software plain = fsdp;
+  plain.zero3_comm_sms = 0;  // the profile's overlap_slowdown (0.15)
+  double floor = zero3_exposed(plain, par, c, false), held = zero3_exposed(fsdp, par, c, false);
+  const Job j;
+  CHECK(j.cluster.gpu.sm_count == 108);
+  CHECK_THAT(held / floor, WithinRel((24.0 / (108 - 24)) / j.cal.compute.overlap_slowdown, 1e-6));
+  // Holding fewer SMs than the floor prices (NCCL user-buffer kernels) leaves the floor.
+  spec::Software few = fsdp;
+  few.zero3_comm_sms = 4;
+  CHECK_THAT(zero3_exposed(few, par, c, false), WithinRel(floor, 1e-12));
+}
+
 TEST_CASE("schedule::layer_cost: DeepSpeed 0.3 zero-fills each gathered parameter, takes its norm, and buckets each gradient",
           "[schedule]") {
   // Before PR #1188 every fetch wrote its full-size buffer with torch.zeros and, after the gather,
