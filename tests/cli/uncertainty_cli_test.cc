@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -75,6 +76,20 @@ json validate_holdout(const std::string& name, std::size_t n) {
   json v = json::parse(r.out);
   REQUIRE(v.at("cases").size() == n);
   return v;
+}
+
+// Each case's prediction by id, every case required to have one; `each` checks what else a case
+// must say.
+std::map<std::string, double> predictions(const json& v, const std::function<void(const json&)>& each = {}) {
+  std::map<std::string, double> out;
+  for (const json& c : v.at("cases")) {
+    const std::string id = c.at("id").get<std::string>();
+    INFO(id);
+    REQUIRE(c.contains("predicted_s"));
+    out[id] = c.at("predicted_s").get<double>();
+    if (each) each(c);
+  }
+  return out;
 }
 
 }  // namespace
@@ -345,18 +360,12 @@ TEST_CASE("calibration/holdout/sc21-zero3.json: ZeRO-3 at 384-2,240 GPUs is pred
   // README "Runs dtsim has never seen" reports the errors. Pinned: coverage, the stack of the date
   // and the nulls it fills, and that each step grows with the number of ranks at a fixed micro-batch
   // count per GPU, as the per-rank host work and ring latency make it.
-  json v = validate_holdout("sc21-zero3", 6);
-  std::map<std::string, double> predicted;
-  for (const json& c : v.at("cases")) {
-    const std::string id = c.at("id").get<std::string>();
-    INFO(id);
-    REQUIRE(c.contains("predicted_s"));
-    predicted[id] = c.at("predicted_s").get<double>();
+  auto predicted = predictions(validate_holdout("sc21-zero3", 6), [](const json& c) {
     CHECK(c.at("stack") == "deepspeed@0.3");
     const std::string a = c.at("assumptions").dump();
     CHECK(a.find("recompute null -> full (deepspeed@0.3 recipes)") != std::string::npos);
     CHECK(a.find("precision null -> fp16 (deepspeed@0.3 recipes)") != std::string::npos);
-  }
+  });
   // 768 -> 1,536 GPUs halves each GPU's compute; what grows with the ranks keeps the step above 0.8 of it (0.78 and 0.75 before the 2021 stack blocked its reductions and paid per rank).
   CHECK(predicted.at("sc21-t2-zero3-175B-1536xA100") > 0.8 * predicted.at("sc21-t2-zero3-175B-768xA100"));
   CHECK(predicted.at("sc21-t2-zero3-530B-2240xA100") > 0.8 * predicted.at("sc21-t2-zero3-530B-1120xA100"));
@@ -367,15 +376,8 @@ TEST_CASE("calibration/holdout/megascale.json: Megatron-LM at 256-12,288 GPUs is
   // in shared/, never fitted to); README "Runs dtsim has never seen" reports the errors. Pinned:
   // coverage, the stack the commit's date picks, and that the 530B bars at a fixed batch per replica
   // grow with the data-parallel size, as ring latency and the slowest GPU make them.
-  json v = validate_holdout("megascale", 12);
-  std::map<std::string, double> predicted;
-  for (const json& c : v.at("cases")) {
-    const std::string id = c.at("id").get<std::string>();
-    INFO(id);
-    REQUIRE(c.contains("predicted_s"));
-    predicted[id] = c.at("predicted_s").get<double>();
-    CHECK(c.at("stack") == "megatron-lm@2022");
-  }
+  auto predicted = predictions(validate_holdout("megascale", 12),
+                               [](const json& c) { CHECK(c.at("stack") == "megatron-lm@2022"); });
   CHECK(predicted.at("megascale-f9-megatron-530B-11200gpu") > predicted.at("megascale-f9-megatron-530B-2240gpu"));
 }
 
@@ -384,23 +386,12 @@ TEST_CASE("calibration/holdout/torchtitan.json and llm-foundry.json: PyTorch FSD
   // benchmarks/) and MosaicML's llm-foundry FSDP1 throughput tables (scripts/train/benchmarking/
   // README.md); not in shared/, never fitted to. Pinned: coverage, the stacks the dates pick, and
   // that the recipes' torch.compile makes the compiled row of each measured A/B pair the faster one.
-  json titan = validate_holdout("torchtitan", 39);
-  std::map<std::string, double> predicted;
-  for (const json& c : titan.at("cases")) {
-    const std::string id = c.at("id").get<std::string>();
-    INFO(id);
-    REQUIRE(c.contains("predicted_s"));
-    predicted[id] = c.at("predicted_s").get<double>();
+  auto predicted = predictions(validate_holdout("torchtitan", 39), [](const json& c) {
     CHECK(c.at("stack").get<std::string>().rfind("pytorch-fsdp@", 0) == 0);
-  }
+  });
   CHECK(predicted.at("torchtitan-2024-12-L3.1-8B-8xH100-fsdp8-fsdp-compile") <
         0.9 * predicted.at("torchtitan-2024-12-L3.1-8B-8xH100-fsdp8-fsdp"));
-  json foundry = validate_holdout("llm-foundry", 43);
-  for (const json& c : foundry.at("cases")) {
-    INFO(c.at("id").get<std::string>());
-    CHECK(c.contains("predicted_s"));
-    CHECK(c.at("stack") == "pytorch-fsdp@fsdp1");
-  }
+  predictions(validate_holdout("llm-foundry", 43), [](const json& c) { CHECK(c.at("stack") == "pytorch-fsdp@fsdp1"); });
 }
 
 TEST_CASE("calibration/holdout/megatron-lm-2020.json: the 2020 weak-scaling table is predicted", "[cli]") {
