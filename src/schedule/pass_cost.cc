@@ -573,6 +573,15 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   } else if (s.train.recompute == spec::Recompute::selective) {
     Seconds again = cost::ops_time(k.recompute, ctx);
     add(lc.backward, Category::recompute, again);
+    if ((s.train.selective_modules() & spec::recompute_module::op_sac) && s.par.tp > 1 && s.par.sequence_parallel) {
+      // torchtitan's per-op policy saves the TP reduce-scatters' outputs but not the all-gathers'
+      // (its save list: aten.mm, the SDPA kernels, _c10d_functional.reduce_scatter_tensor, aten.max),
+      // so the recomputed wk and w3 gather their sequence-parallel inputs again: the attention's and
+      // the MLP's all-gather, behind the recomputed matmuls only when TP overlap pipelines them.
+      Seconds gathers = net.time({Comm::Op::all_gather, Group::tp, bytes(sh.tokens * sh.hidden * 2.0)}) * 2.0;
+      Seconds hidden = s.software.tp_comm_overlap ? std::min(gathers, gemm_time(k.recompute, ctx)) : Seconds{0};
+      add(lc.backward, Category::tp_comm, gathers - hidden + hidden * s.cal->compute.overlap_slowdown);
+    }
     if (s.train.selective_modules() & spec::recompute_module::moe) {
       // A recomputed MoE block dispatches and combines its tokens again.
       PassCost ep;

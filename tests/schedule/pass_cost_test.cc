@@ -171,6 +171,27 @@ TEST_CASE("schedule::layer_cost: DeepSpeed's 2021 ZeRO-3 blocks on every collect
   CHECK(exposed(j.sw, 0.0, false) >= short_fwd + 4 * (319e-6 + 2.6e-6 * 1536) + copy_bound - 1e-12);
 }
 
+TEST_CASE("schedule::layer_cost: torchtitan's per-op checkpointing gathers the sequence-parallel inputs again", "[schedule]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  Job j;
+  j.sw = spec::load_stack("pytorch-fsdp@fsdp2").software;
+  spec::Parallel par{.tp = 8, .pp = 1, .dp = 1, .zero_stage = 1, .sequence_parallel = true};
+  auto tp_backward = [&](std::uint32_t modules, bool overlap) {
+    schedule::StepSpec sp = j.spec(par, spec::Dtype::bf16);
+    sp.train.recompute = spec::Recompute::selective;
+    sp.train.recompute_modules = modules;
+    sp.software.tp_comm_overlap = overlap;
+    return seconds(schedule::layer_cost(sp, FlatNetwork(1e-3)).backward, schedule::Category::tp_comm);
+  };
+  namespace rm = spec::recompute_module;
+  // Its save list keeps the reduce-scatters' outputs, not the all-gathers': wk and w3 recomputed
+  // need the attention's and the MLP's gathered inputs again, two more all-gathers.
+  CHECK_THAT(tp_backward(rm::op_sac, false) - tp_backward(rm::core_attn, false), WithinRel(2e-3, 1e-9));
+  // Pipelined with the recomputed matmuls (TP overlap), they cost the overlap's slowdown only.
+  CHECK_THAT(tp_backward(rm::op_sac, true) - tp_backward(rm::core_attn, true),
+             WithinRel(2e-3 * j.cal.compute.overlap_slowdown, 1e-9));
+}
+
 TEST_CASE("schedule::layer_cost: prefetched ZeRO-3 collectives slow the compute they hide behind by the SMs they hold",
           "[schedule]") {
   setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
