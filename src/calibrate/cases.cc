@@ -70,11 +70,10 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
                                                                     std::to_string(vc.gpus_per_node));
   p.calibration = profile ? *profile : spec::load_calibration(p.cluster.calibration, file + ":" + vc.pointer + "/cluster");
   std::vector<std::string> recipe_notes;
-  p.stack.software = spec::software_on(p.stack, p.cluster.gpu.name, rc.model.is_moe(), &recipe_notes);
+  p.stack.software = spec::software_on(p.stack, p.cluster.gpu.name, rc.model.is_moe(), &recipe_notes,
+                                       {.moe_dispatcher = rc.moe_dispatcher.has_value(), .attention = rc.attention.has_value()});
+  rc.assumptions.insert(rc.assumptions.end(), recipe_notes.begin(), recipe_notes.end());
   if (rc.moe_dispatcher) p.stack.software.moe_dispatcher = *rc.moe_dispatcher;
-  for (const std::string& n : recipe_notes)  // what the case's recipe overrides is no longer the stack's
-    if (!(n.rfind("moe dispatcher", 0) == 0 && rc.moe_dispatcher) && !(n.rfind("attention", 0) == 0 && rc.attention))
-      rc.assumptions.push_back(n);
   if (rc.moe_a2a_overlap) p.stack.software.moe_a2a_overlap = *rc.moe_a2a_overlap;
   if (rc.cuda_graphs) p.stack.software.cuda_graphs = *rc.cuda_graphs;
   if (rc.tp_overlap_rs) p.stack.software.tp_overlap_rs = *rc.tp_overlap_rs;

@@ -338,14 +338,12 @@ Job resolve_job(const JobFlags& f) {
   j.calibration = resolve_calibration(f, j.cluster);
   j.stack = resolve_stack(f);
   std::vector<std::string> recipe_notes;
-  spec::Software on_gpu = spec::software_on(j.stack, j.cluster.gpu.name, j.model.is_moe(), &recipe_notes);
+  spec::Software on_gpu = spec::software_on(j.stack, j.cluster.gpu.name, j.model.is_moe(), &recipe_notes,
+                                            {.moe_dispatcher = !f.moe_dispatcher.empty(), .attention = !f.attention.empty()});
   j.software = resolve_software(f, on_gpu);
   spec::check_attention(j.software.attention, j.calibration.compute, j.calibration.name,
                         f.attention.empty() ? "--framework" : "--attention");
-  for (const std::string& n : recipe_notes)  // what a flag overrides is no longer the stack's
-    if (!(n.rfind("moe dispatcher", 0) == 0 && !f.moe_dispatcher.empty()) &&
-        !(n.rfind("attention", 0) == 0 && !f.attention.empty()))
-      j.notes.push_back(n);
+  j.notes.insert(j.notes.end(), recipe_notes.begin(), recipe_notes.end());
   derive_degrees(f, j);
   if (f.etp == 0 && j.model.is_moe() && j.stack.defaults.expert_tensor_parallel) {
     j.par.etp = *j.stack.defaults.expert_tensor_parallel;

@@ -145,19 +145,20 @@ std::optional<Stack> by_date(const StackFamily& f, const std::string& month) {
 
 }  // namespace
 
-Software software_on(const Stack& stack, const std::string& gpu, bool moe, std::vector<std::string>* notes) {
+Software software_on(const Stack& stack, const std::string& gpu, bool moe, std::vector<std::string>* notes,
+                     RecipeOverrides set) {
   Software s = stack.software;
   for (const GpuRecipe& g : stack.gpu_recipes) {
     if (g.gpu != gpu) continue;
     if (g.moe_dispatcher && *g.moe_dispatcher != s.moe_dispatcher) {
       s.moe_dispatcher = *g.moe_dispatcher;
-      if (notes && moe)
+      if (notes && moe && !set.moe_dispatcher)
         notes->push_back(std::string("moe dispatcher ") + to_string(s.moe_dispatcher) + " (" + stack.label() +
                          " recipes on " + gpu + ")");
     }
     if (g.attention && *g.attention != s.attention) {
       s.attention = *g.attention;
-      if (notes)
+      if (notes && !set.attention)
         notes->push_back(std::string("attention ") + to_string(s.attention) + " (" + stack.label() + " recipes on " +
                          gpu + ")");
     }

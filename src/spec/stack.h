@@ -288,12 +288,19 @@ void apply_compile(Software& s);
 /// (megatron_base_model.py setup_optimization): store_param_remainders only when the optimizer's
 /// fp32 state meets bf16 model parameters; fp16 models and fp8 parameters keep fp32 masters.
 [[nodiscard]] bool param_remainders(const Software& sw, const Training& t);
+/// What a run sets itself over a stack's per-GPU recipes (a flag, a case's recipe): the recipe's
+/// value still applies, but it is no longer the stack's to note.
+struct RecipeOverrides {
+  bool moe_dispatcher = false;
+  bool attention = false;
+};
+
 /// The stack's software on a GPU named `gpu` (spec::Gpu::name): `software` with what a
 /// gpu_recipes entry for that GPU sets; `notes` gets one line per field it changed ("moe
-/// dispatcher flex (nemo-megatron-bridge@25.11 recipes on GB200)") when `moe` (only MoE runs
-/// dispatch).
+/// dispatcher flex (nemo-megatron-bridge@25.11 recipes on GB200)", the dispatcher only when `moe`:
+/// only MoE runs dispatch), except for fields `set` says the run overrides.
 [[nodiscard]] Software software_on(const Stack& stack, const std::string& gpu, bool moe,
-                                   std::vector<std::string>* notes = nullptr);
+                                   std::vector<std::string>* notes = nullptr, RecipeOverrides set = {});
 
 /// Whether the weight-gradient GEMMs accumulate into the main grads of a run in `precision`.
 [[nodiscard]] bool fused_grad_accumulation(const Software& sw, Dtype precision);
