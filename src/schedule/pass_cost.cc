@@ -211,6 +211,14 @@ void add_cp(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
 //   (x1.18, PR #5094); test "cli simulate --moe-a2a-overlap: the speedups published A/Bs measured".
 double ep_overlap_comm_sms(spec::MoeDispatcher d) { return d == spec::MoeDispatcher::flex ? 20.0 : 32.0; }
 
+// Compute time lost per second of communication hidden under it when the communication kernels
+// hold `held` of the GPU's SMs: held / (sm_count - held); `otherwise` when nothing is held or the
+// count leaves no SM to compute on.
+double sm_held_slowdown(const StepSpec& s, double held, double otherwise) {
+  double sms = static_cast<double>(s.cluster->gpu.sm_count);
+  return held > 0 && sms > held ? held / (sms - held) : otherwise;
+}
+
 double ep_overlap_unpaired_share(const StepSpec& s) {
   double m = static_cast<double>(s.train.global_batch) / static_cast<double>(s.train.micro_batch * s.par.dp);
   double pp = static_cast<double>(s.par.pp), vp = static_cast<double>(s.par.vp);
@@ -248,8 +256,8 @@ void add_ep(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
     }
   }
   if (s.software.moe_a2a_overlap) {
-    double sms = static_cast<double>(s.cluster->gpu.sm_count), held = ep_overlap_comm_sms(s.software.moe_dispatcher);
-    double slowdown = sms > held ? held / (sms - held) : s.cal->compute.overlap_slowdown;
+    double slowdown =
+        sm_held_slowdown(s, ep_overlap_comm_sms(s.software.moe_dispatcher), s.cal->compute.overlap_slowdown);
     Seconds hidden = std::min(comm, compute) * (1 - ep_overlap_unpaired_share(s));
     comm = comm - hidden + hidden * slowdown;
   }
@@ -279,9 +287,7 @@ std::vector<double> layer_weights(const cost::LayerShape& sh) {
 // #179937), 0.23-0.29 per hidden second (docs/research/nccl-interference.md). The profile's
 // overlap_slowdown is the floor, and prices stacks that do not say what their collectives hold.
 double zero3_overlap_slowdown(const StepSpec& s) {
-  double sms = static_cast<double>(s.cluster->gpu.sm_count), held = s.software.zero3_comm_sms;
-  double slowdown = held > 0 && sms > held ? held / (sms - held) : 0.0;
-  return std::max(s.cal->compute.overlap_slowdown, slowdown);
+  return std::max(s.cal->compute.overlap_slowdown, sm_held_slowdown(s, s.software.zero3_comm_sms, 0.0));
 }
 
 // ZeRO-3 / FSDP: the layer's 16-bit parameters all-gathered before forward and backward, and
