@@ -728,12 +728,35 @@ std::vector<Op> zero3_fetch_ops(double params, bool zero_fill, bool norm) {
   return ops;
 }
 
-// DeepSpeed stage3.py: the gradient hook copies each gradient into the contiguous ipg buffer
-// (`new_grad_tensor.copy_(param.grad.view(-1))` in 2021, `new_grad_tensor.copy_(param.grad,
-// non_blocking=True)` on the reduce stream later) and average_tensor divides the bucket in place
-// (`tensor.div_(dist.get_world_size(...))`) before reduce_gradients_at_owner reduce-scatters it.
-// Without contiguous_gradients the fallback flattens and divides as well (and all-reduces).
-Op zero3_grad_bucket_op(double params) { return memory("zero3 grad bucket", params, 4 * kAct, 2); }
+// What each layer's 16-bit weight gradient goes through before its reduce-scatter:
+// - ds_bucket, DeepSpeed stage3.py: the gradient hook copies each gradient into the contiguous ipg
+//   buffer (`new_grad_tensor.copy_(param.grad.view(-1))` in 2021, `new_grad_tensor.copy_(param.grad,
+//   non_blocking=True)` on the reduce stream later) and average_tensor divides the bucket in place
+//   (`tensor.div_(dist.get_world_size(...))`) before reduce_gradients_at_owner reduce-scatters it,
+//   8 bytes per element in 2 kernels. Without contiguous_gradients the fallback flattens and
+//   divides as well (and all-reduces).
+// - flat_param, PyTorch FSDP1 (torch/distributed/fsdp, 2.0-2.x): a unit's parameters are views of
+//   its flat parameter (FlatParamHandle._get_unflat_views: torch.split, then .view), so autograd's
+//   SplitWithSizesBackward concatenates their gradients into one flat gradient (r 2, w 2); the
+//   post-backward hook casts it to the reduce dtype when that differs (`flat_param.grad.to(
+//   handle._reduce_dtype)`, _runtime_utils.py _post_backward_hook: r 2, w R) and _reduce_grad
+//   divides it in place by the gradient pre-divide factor (_div_if_needed, a factor above 1 for any
+//   world size of 2 or more: r/w 2R) before reduce_scatter_tensor. fp32 reduction: 18 bytes per
+//   element in 3 kernels; 16-bit: 8 in 2.
+std::vector<Op> zero3_grad_ops(double params, spec::Zero3GradPath path, spec::Dtype reduce) {
+  double r = spec::dtype_bytes(reduce);
+  switch (path) {
+    case spec::Zero3GradPath::direct: return {};
+    case spec::Zero3GradPath::ds_bucket: return {memory("zero3 grad bucket", params, 4 * kAct, 2)};
+    case spec::Zero3GradPath::flat_param: {
+      std::vector<Op> ops{memory("fsdp flat grad cat", params, 2 * kAct)};
+      if (r != kAct) ops.push_back(memory("fsdp grad cast", params, kAct + r));
+      ops.push_back(memory("fsdp grad predivide", params, 2 * r));
+      return ops;
+    }
+  }
+  return {};
+}
 
 // Bytes per parameter of each pass (r = read, w = write; fp32 master weights, Adam's m and v):
 // - the update: gradient r (fp32, or the 16-bit bucket for apex) + master r/w 8 + Adam m, v r/w 16
@@ -751,7 +774,13 @@ Op zero3_grad_bucket_op(double params) { return memory("zero3 grad bucket", para
 //   parameter and its 16-bit remainder r/w 8 stand for the master's 8;
 // - torch (torch.optim.AdamW over FSDP's fp32 shards): clip_grad_norm_ reads the fp32 grads (4)
 //   and always multiplies them by the clamped coefficient (r/w 8); the fused step writes the fp32
-//   parameter in place (no copy).
+//   parameter in place (no copy);
+// - loop (Composer DecoupledAdamW.adamw, composer/optim/decoupled_weight_decay.py): the same
+//   clipping (12), then per parameter tensor param.mul_ (weight decay, r/w 8), exp_avg.mul_ (8)
+//   .add_(grad) (r 8, w 4), exp_avg_sq.mul_ (8) .addcmul_(grad, grad) (r 8, w 4), denom =
+//   exp_avg_sq.sqrt() (r 4, w 4) / c (r 4, w 4) .add_(eps) (r/w 8), param.addcdiv_(exp_avg, denom)
+//   (r 12, w 4): 88 bytes in 9 kernels (Adam); SGD with momentum (DecoupledSGDW) decays (8), updates
+//   the buffer (mul_ 8, add_ 12) and adds it (12): 40 in 4.
 double optimizer_bytes_per_param(const spec::Training& t, spec::OptimizerImpl impl) {
   double state = t.optimizer == spec::Optimizer::adam ? 16.0 : 8.0;  // m and v, or momentum, r/w
   double model_param = t.fp8_params ? 1.0 : 2.0;
@@ -761,6 +790,7 @@ double optimizer_bytes_per_param(const spec::Training& t, spec::OptimizerImpl im
       return grad /* norm */ + grad + 8.0 + state + (t.param_remainders ? 0.0 : model_param);
     }
     case spec::OptimizerImpl::torch: return 4.0 + 8.0 + (4.0 + 8.0 + state);
+    case spec::OptimizerImpl::loop: return 4.0 + 8.0 + (t.optimizer == spec::Optimizer::adam ? 88.0 : 40.0);
     case spec::OptimizerImpl::megatron: break;
   }
   double copy = t.grad_dtype == Dtype::fp32 ? 0.0 : spec::dtype_bytes(t.grad_dtype) + 4.0;
@@ -769,9 +799,9 @@ double optimizer_bytes_per_param(const spec::Training& t, spec::OptimizerImpl im
 }
 
 Op optimizer_op(double params, const spec::Training& t, spec::OptimizerImpl impl) {
-  double passes = impl == spec::OptimizerImpl::megatron
-                      ? 3.0 + (t.grad_dtype != Dtype::fp32) + (t.precision == Dtype::fp16)
-                      : 2.0;
+  double passes = 2.0;
+  if (impl == spec::OptimizerImpl::megatron) passes = 3.0 + (t.grad_dtype != Dtype::fp32) + (t.precision == Dtype::fp16);
+  if (impl == spec::OptimizerImpl::loop) passes = 2.0 + (t.optimizer == spec::Optimizer::adam ? 9.0 : 4.0);
   return memory("optimizer", params, optimizer_bytes_per_param(t, impl), passes);
 }
 

@@ -208,10 +208,10 @@ struct LoraTarget {
 /// bytes per element); `norm`, the debug print's param.norm() (a reduction reading 2 bytes per
 /// element). One kernel each.
 [[nodiscard]] std::vector<Op> zero3_fetch_ops(double params, bool zero_fill, bool norm);
-/// A ZeRO-3 gradient of `params` 16-bit elements on its way to the reduce-scatter, as DeepSpeed's
-/// stage 3 moves it: copied into the flat reduce bucket (read 2, write 2) and divided in place by
-/// the data-parallel size (read 2, write 2). Two kernels.
-[[nodiscard]] Op zero3_grad_bucket_op(double params);
+/// The kernels a stack runs on one layer's unsharded 16-bit weight gradient of `params` elements
+/// on its way to the ZeRO-3 / FSDP reduce-scatter in `reduce` precision (spec::Zero3GradPath);
+/// none for `direct`.
+[[nodiscard]] std::vector<Op> zero3_grad_ops(double params, spec::Zero3GradPath path, spec::Dtype reduce);
 /// Optimizer step over `params` locally owned parameters (Adam or SGD with momentum, fp32
 /// master weights; multi-tensor apply kernels) as the stack's optimizer runs it (spec::OptimizerImpl:
 /// which passes, over which gradient type), memory-bound.

@@ -205,7 +205,7 @@ nlohmann::json software_json(const spec::Software& w) {
           {"zero3_list_copy_cpu_us", w.zero3_list_copy_cpu_us},
           {"zero3_zero_fill", w.zero3_zero_fill},
           {"zero3_fetch_norm", w.zero3_fetch_norm},
-          {"zero3_grad_bucket", w.zero3_grad_bucket},
+          {"zero3_grad_path", spec::to_string(w.zero3_grad_path)},
           {"bias_activation_fusion", w.bias_activation_fusion},
           {"bias_dropout_add_fusion", w.bias_dropout_add_fusion},
           {"rope_fusion", w.rope_fusion},

@@ -301,8 +301,8 @@ double zero3_overlap_slowdown(const StepSpec& s) {
 // must issue first (zero3_list_copy_cpu_us). A gather's copies follow the collective, whose time
 // hides their issue; a reduce-scatter's flatten its input before it can start.
 // A stack may also run kernels of its own on each gathered parameter (cost::zero3_fetch_ops: a
-// zero fill of the buffer before the gather, a norm after it), on the fetch's critical path, and
-// move each gradient through a flat reduce buffer before reducing it (cost::zero3_grad_bucket_op).
+// zero fill of the buffer before the gather, a norm after it), on the fetch's critical path; what
+// it does to each gradient before reducing it is add_grad_path's.
 void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh,
                double layer_params, Seconds compute, bool backward, const cost::ComputeContext& ctx) {
   if (s.par.zero_stage < 3 || s.par.dp * s.par.cp == 1) return;
@@ -325,8 +325,7 @@ void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost
             cost::ops_time(cost::zero3_fetch_ops(w, sw.zero3_zero_fill, sw.zero3_fetch_norm), ctx);
     if (grads)
       reduce += build + std::max(copies(w), copy_issue) +
-                net.time({Comm::Op::reduce_scatter, Group::dp_cp, bytes(w * grad_bytes)}) +
-                (sw.zero3_grad_bucket ? cost::op_time(cost::zero3_grad_bucket_op(w), ctx) : Seconds{0});
+                net.time({Comm::Op::reduce_scatter, Group::dp_cp, bytes(w * grad_bytes)});
   }
   // Blocking gathers (DeepSpeed 2021) synchronize the whole device before each one
   // (torch.cuda.synchronize() in _allgather_param: all streams, the gradient reduction's side
@@ -336,6 +335,24 @@ void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost
   comm += reduce;
   Seconds hidden = std::min(comm, compute);
   add(p, Category::dp_comm_exposed, comm - hidden + hidden * zero3_overlap_slowdown(s));
+}
+
+// The element-wise passes a stack runs over each layer's weight gradient before reduce-scattering
+// it (cost::zero3_grad_ops: DeepSpeed's bucket copy and divide, FSDP1's flat-gradient concatenation,
+// cast and pre-divide), once per micro-batch wherever gradients are reduced layer by layer (ZeRO-3;
+// FSDP's SHARD_GRAD_OP and DeepSpeed's stage 2, which reduce per unit or bucket as well). Some run on
+// a side stream (FSDP1's post-backward stream, DeepSpeed's reduction stream), but unlike a
+// collective, which holds a few SMs and waits on links, an element-wise kernel takes every SM it is
+// given at the GPU's memory bandwidth, and Hopper's GEMMs keep a CTA on each SM for their whole run
+// (persistent tile schedulers): it runs in the gaps between the compute stream's kernels, its time
+// added to the pass.
+void add_grad_path(PassCost& p, const StepSpec& s, const cost::LayerShape& sh, double layer_params,
+                   const cost::ComputeContext& ctx) {
+  if (s.par.zero_stage < 2 || s.par.dp * s.par.cp == 1 || s.train.frozen_base()) return;
+  std::vector<double> calls = s.software.zero3_gather == spec::Zero3Gather::layer ? std::vector<double>{layer_params}
+                                                                                  : layer_weights(sh);
+  for (double w : calls)
+    add(p, Category::compute, cost::ops_time(cost::zero3_grad_ops(w, s.software.zero3_grad_path, s.train.grad_dtype), ctx));
 }
 
 // fp8 current scaling and NVFP4 with sequence parallelism: a tensor that is all-gathered over the
@@ -602,6 +619,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   add_cp(lc.backward, s, net, sh, attention_time(bwd, ctx), true);
   add_ep(lc.backward, s, net, sh, bwd_t, true);
   add_zero3(lc.backward, s, net, sh, layer_params, bwd_t, true, ctx);
+  add_grad_path(lc.backward, s, sh, layer_params, ctx);
   // A GPT layer's parameter tensors: QKV, projection, FC1, FC2 weights and biases and two norms'
   // weights and biases (12; gated MLPs and bias-free models differ by a few, which costs 2 us each).
   if (s.train.frozen_base())  // only the adapters' weight gradients: A and B per adapted linear

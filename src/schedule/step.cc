@@ -48,6 +48,8 @@ class Builder {
   /// dp x cp) and expert weights (over the expert-data-parallel group, Group::edp); with LoRA
   /// only the adapters.
   cost::LocalLayerParams chunk_params(std::int64_t stage, std::int64_t chunk) const;
+  /// ZeRO-3: the parameters outside the layers a chunk holds (0 otherwise; see add_backward).
+  double zero3_extras(std::int64_t stage, std::int64_t chunk) const;
   /// A data-parallel collective of `params` x `bytes_per_param`: the dense part over dp x cp,
   /// the expert part over edp (Megatron-Core DDP keeps expert parameters in their own buffers and
   /// reduces them over the expert-data-parallel group, distributed_data_parallel.py); the task
@@ -317,6 +319,7 @@ TaskId Builder::add_forward(std::int64_t stage, const PassRef& pass, std::span<c
   const std::vector<TaskId>* gathers =
       pass.microbatch == 0 && !param_gather_.empty() ? &param_gather_[static_cast<std::size_t>(stage * v_ + pass.chunk)]
                                                      : nullptr;
+  if (gathers != nullptr && gathers->empty()) gathers = nullptr;
   auto pieces = static_cast<std::int64_t>(gathers != nullptr ? gathers->size() : 1);
   auto [first_id, rest_id] = split_cost(cost, pieces);
   if (pass.microbatch == 0) first_id = with_weight_quantize(first_id, stage, pass.chunk);
@@ -406,11 +409,22 @@ void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, CostId cos
   }
 }
 
+// ZeRO-3 / FSDP reduce-scatters each layer's gradients inside its backward (the pass costs, add_zero3);
+// what is left for the end of the last backward is the parameters outside the layers (embedding,
+// LM head, final norm: FSDP's root unit), whose gradients are complete only when the backward is.
+// Their gather before the first forward is add_param_gathers'.
+double Builder::zero3_extras(std::int64_t stage, std::int64_t chunk) const {
+  if (s_.par.zero_stage < 3 || s_.train.frozen_base()) return 0.0;
+  bool holds_extras = stage == 0 ? chunk == 0 : (stage == p_ - 1 && chunk == v_ - 1);
+  return holds_extras ? cost::non_layer_params(*s_.model, s_.par, stage) : 0.0;
+}
+
 TaskId Builder::add_backward(std::int64_t stage, const PassRef& pass, std::span<const TaskId> deps) {
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
   auto chunk = static_cast<std::int32_t>(pass.chunk), mb = static_cast<std::int32_t>(pass.microbatch);
   TaskId last = -1;
-  if (pass.microbatch == m_ - 1 && s_.par.dp * s_.par.cp > 1) {
+  bool zero3 = s_.par.zero_stage >= 3 && !s_.train.frozen_base();
+  if (pass.microbatch == m_ - 1 && s_.par.dp * s_.par.cp > 1 && !zero3) {
     add_grad_reduce(stage, pass.chunk, pass_cost_id(stage, pass.chunk, false), deps, last);
   } else {
     CostId cost = pass_cost_id(stage, pass.chunk, false);
@@ -418,6 +432,10 @@ TaskId Builder::add_backward(std::int64_t stage, const PassRef& pass, std::span<
     t.cost = cost;
     t.label = {Label::Kind::backward, chunk, mb};
     last = out_.graph.last_task();
+    double extras = zero3_extras(stage, pass.chunk);
+    if (pass.microbatch == m_ - 1 && extras > 0 && s_.par.dp * s_.par.cp > 1)
+      dp_comm(ss.dp, Comm::Op::reduce_scatter, {.dense = extras}, spec::dtype_bytes(s_.train.grad_dtype),
+              std::span<const TaskId>(&last, 1), {Label::Kind::grad_reduce, chunk}, &grad_done_[static_cast<std::size_t>(stage)]);
   }
   if (pass.microbatch == m_ - 1 && pass.chunk == 0) grad_done_[static_cast<std::size_t>(stage)].push_back(last);
   return last;
@@ -455,6 +473,18 @@ bool Builder::try_add(std::int64_t stage, std::int64_t pos) {
 }
 
 void Builder::add_param_gathers() {
+  if (s_.par.zero_stage >= 3 && s_.par.dp * s_.par.cp > 1 && !s_.train.frozen_base()) {
+    // ZeRO-3 / FSDP: the parameters outside the layers are gathered once, before the chunk that
+    // holds them first runs (FSDP's root unit, which stays gathered through the step).
+    param_gather_.assign(static_cast<std::size_t>(p_ * v_), {});
+    for (std::int64_t i = 0; i < p_; ++i)
+      for (std::int64_t c = 0; c < v_; ++c)
+        if (double extras = zero3_extras(i, c); extras > 0)
+          param_gather_[static_cast<std::size_t>(i * v_ + c)].push_back(
+              dp_comm(st_[static_cast<std::size_t>(i)].dp, Comm::Op::all_gather, {.dense = extras}, param_gather_bytes(), {},
+                      {Label::Kind::param_gather, static_cast<std::int32_t>(c)}));
+    return;
+  }
   if (!zero_sharded_ || s_.par.zero_stage >= 3 || !s_.software.overlap_param_gather || s_.par.dp * s_.par.cp == 1)
     return;
   // Distributed optimizer: the updated parameter shards are all-gathered while the next
@@ -484,7 +514,7 @@ void Builder::finish_step() {
     const Streams& ss = st_[static_cast<std::size_t>(i)];
     auto& done = grad_done_[static_cast<std::size_t>(i)];
     TaskId last_b = out_.graph.last_task_on(ss.compute);
-    if (!s_.software.overlap_grad_reduce && dp > 1) {
+    if (!s_.software.overlap_grad_reduce && dp > 1 && !(s_.par.zero_stage >= 3 && !s_.train.frozen_base())) {
       for (std::int64_t c = 0; c < v_; ++c)
         dp_comm(ss.dp, zero_sharded_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce, chunk_params(i, c),
                 spec::dtype_bytes(s_.train.grad_dtype), std::span<const TaskId>(&last_b, 1),

@@ -57,7 +57,8 @@ Software read_software(ObjectReader r) {
   }
   s.zero3_zero_fill = r.optional_boolean("zero3_zero_fill").value_or(false);
   s.zero3_fetch_norm = r.optional_boolean("zero3_fetch_norm").value_or(false);
-  s.zero3_grad_bucket = r.optional_boolean("zero3_grad_bucket").value_or(false);
+  s.zero3_grad_path = static_cast<Zero3GradPath>(
+      r.optional_choice("zero3_grad_path", {"direct", "ds_bucket", "flat_param"}).value_or(0));
   s.bias_activation_fusion = r.optional_boolean("bias_activation_fusion").value_or(true);
   s.bias_dropout_add_fusion = r.optional_boolean("bias_dropout_add_fusion").value_or(true);
   s.rope_fusion = r.optional_boolean("rope_fusion").value_or(true);
@@ -70,7 +71,7 @@ Software read_software(ObjectReader r) {
   s.cross_entropy =
       static_cast<CrossEntropy>(r.optional_choice("cross_entropy", {"unfused", "native", "te", "torch"}).value_or(0));
   s.optimizer_impl = static_cast<OptimizerImpl>(
-      r.optional_choice("optimizer_impl", {"megatron", "apex_distributed", "torch"}).value_or(0));
+      r.optional_choice("optimizer_impl", {"megatron", "apex_distributed", "torch", "loop"}).value_or(0));
   if (auto g = r.optional_string("cuda_graphs")) s.cuda_graphs = parse_cuda_graphs(*g, r.where("cuda_graphs"));
   if (auto o = r.optional_string("tp_overlap_rs")) s.tp_overlap_rs = parse_tp_overlap_rs(*o, r.where("tp_overlap_rs"));
   r.finish();
@@ -290,6 +291,16 @@ const char* to_string(OptimizerImpl o) {
     case OptimizerImpl::megatron: return "megatron";
     case OptimizerImpl::apex_distributed: return "apex_distributed";
     case OptimizerImpl::torch: return "torch";
+    case OptimizerImpl::loop: return "loop";
+  }
+  return "?";
+}
+
+const char* to_string(Zero3GradPath p) {
+  switch (p) {
+    case Zero3GradPath::direct: return "direct";
+    case Zero3GradPath::ds_bucket: return "ds_bucket";
+    case Zero3GradPath::flat_param: return "flat_param";
   }
   return "?";
 }

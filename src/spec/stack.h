@@ -50,6 +50,15 @@ enum class Zero3Gather {
            ///< biases and norms fall under stage3_param_persistence_threshold and stay resident)
 };
 
+/// What a stack does to each layer's unsharded 16-bit weight gradient on its way to the ZeRO-3 /
+/// FSDP reduce-scatter (cost::zero3_grad_ops prices each):
+enum class Zero3GradPath {
+  direct,      ///< nothing: the gradient is reduced where autograd wrote it
+  ds_bucket,   ///< DeepSpeed stage 3: copied into the flat ipg bucket, divided in place by dp
+  flat_param,  ///< PyTorch FSDP1: per-parameter gradients concatenated into the flat parameter's
+               ///< (autograd's SplitWithSizesBackward), cast to the reduce dtype, pre-divided in place
+};
+
 /// How Transformer Engine scales 8-bit GEMM operands (docs/research/low-precision-training.md):
 /// per-tensor scales from an amax history (delayed), per-tensor scales from the tensor itself
 /// (current: an amax pass before each cast), or one E8M0 scale per 32 elements (MXFP8, Blackwell).
@@ -78,8 +87,10 @@ enum class CrossEntropy { unfused, native, te, torch };
 /// DistributedFusedAdam (NeMo 1.x): the norm over the 16-bit gradient buckets, then one fused kernel
 /// that unscales, steps and writes the 16-bit parameter (and its remainder); `torch` --
 /// torch.optim.AdamW over fp32 parameters (FSDP's sharded fp32 copies) after
-/// torch.nn.utils.clip_grad_norm_, which always rescales the gradients.
-enum class OptimizerImpl { megatron, apex_distributed, torch };
+/// torch.nn.utils.clip_grad_norm_, which always rescales the gradients; `loop` -- the same
+/// clipping, then a Python loop over the parameters issuing one eager PyTorch op per term of the
+/// update (MosaicML Composer's DecoupledAdamW.adamw).
+enum class OptimizerImpl { megatron, apex_distributed, torch, loop };
 
 /// Which parts of a step a stack captures in CUDA graphs (Megatron-Core cuda_graph_impl with
 /// cuda_graph_scope; Transformer Engine make_graphed_callables): captured work costs no host time.
@@ -166,10 +177,9 @@ struct Software {
   /// #1188: a debug print_rank_0 whose f-string formats param.norm() even when nothing prints): a
   /// reduction reading the whole parameter, which the print's .item() waits for.
   bool zero3_fetch_norm = false;
-  /// Each ZeRO-3 gradient is copied into a flat reduce buffer and divided by the data-parallel size
-  /// in place before its reduce-scatter (DeepSpeed stage 3's ipg bucket and average_tensor): two
-  /// element-wise passes over it, on the reduction's path.
-  bool zero3_grad_bucket = false;
+  /// The element-wise passes over each layer's gradient before its reduce-scatter (ZeRO-3, and
+  /// FSDP's SHARD_GRAD_OP, which reduces per unit too).
+  Zero3GradPath zero3_grad_path = Zero3GradPath::direct;
   /// Element-wise chains fused into one kernel each (NeMo's names): bias + activation, bias +
   /// dropout + residual add, rotary embedding, RMSNorm; false: eager PyTorch ops (cost::Fusions).
   bool bias_activation_fusion = true;
@@ -262,6 +272,7 @@ void check_attention(AttentionKernel attention, const ComputeCalibration& cal, c
 [[nodiscard]] const char* to_string(MoeDispatcher d);
 [[nodiscard]] const char* to_string(CrossEntropy c);
 [[nodiscard]] const char* to_string(OptimizerImpl o);
+[[nodiscard]] const char* to_string(Zero3GradPath p);
 [[nodiscard]] const char* to_string(GradAccumFusion g);
 [[nodiscard]] const char* to_string(Zero3Gather g);
 /// "none", "full_iteration", or the captured scopes joined by ",": "attn,moe_router".

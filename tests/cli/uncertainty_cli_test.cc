@@ -391,7 +391,8 @@ TEST_CASE("calibration/holdout/torchtitan.json and llm-foundry.json: PyTorch FSD
   });
   CHECK(predicted.at("torchtitan-2024-12-L3.1-8B-8xH100-fsdp8-fsdp-compile") <
         0.9 * predicted.at("torchtitan-2024-12-L3.1-8B-8xH100-fsdp8-fsdp"));
-  predictions(validate_holdout("llm-foundry", 43), [](const json& c) { CHECK(c.at("stack") == "pytorch-fsdp@fsdp1"); });
+  // llm-foundry's runs name Composer, which wraps FSDP1 and steps its own optimizer loop.
+  predictions(validate_holdout("llm-foundry", 43), [](const json& c) { CHECK(c.at("stack") == "composer@fsdp1"); });
 }
 
 TEST_CASE("calibration/holdout/megatron-lm-2020.json: the 2020 weak-scaling table is predicted", "[cli]") {

@@ -617,9 +617,13 @@ TEST_CASE("cost::optimizer_op: the passes of each stack's optimizer step", "[cos
   // torch AdamW on FSDP's fp32 shards after clip_grad_norm_ (norm 4, rescale 8).
   t.grad_dtype = spec::Dtype::fp32;
   CHECK(cost::optimizer_bytes_per_param(t, OptimizerImpl::torch) == 40);
+  // Composer's DecoupledAdamW: the same clipping, then nine eager ops per parameter tensor (88).
+  CHECK(cost::optimizer_bytes_per_param(t, OptimizerImpl::loop) == 100);
+  CHECK(cost::optimizer_op(1e9, t, OptimizerImpl::loop).kernels == 11);
   // SGD keeps one momentum buffer instead of Adam's two moments.
   t.optimizer = spec::Optimizer::sgd;
   CHECK(cost::optimizer_bytes_per_param(t, OptimizerImpl::megatron) == 30);
+  CHECK(cost::optimizer_bytes_per_param(t, OptimizerImpl::loop) == 52);
   cost::Op op = cost::optimizer_op(1e9, t, OptimizerImpl::megatron);
   CHECK(op.bytes.value() == 30e9);
 }

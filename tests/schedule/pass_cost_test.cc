@@ -146,7 +146,7 @@ TEST_CASE("schedule::layer_cost: DeepSpeed's 2021 ZeRO-3 blocks on every collect
   bare.zero3_list_copy_cpu_us = 0;
   bare.zero3_zero_fill = false;  // the fetch's own kernels: the next test
   bare.zero3_fetch_norm = false;
-  bare.zero3_grad_bucket = false;
+  bare.zero3_grad_path = spec::Zero3GradPath::direct;
   // Blocking: the device-wide synchronize before each gather also waits for the previous
   // module's gradient reduce-scatter, so nothing hides under compute. A GPT layer's four weight
   // matrices each take one gather and, backward, one gather and one reduce-scatter.
@@ -219,14 +219,13 @@ TEST_CASE("schedule::layer_cost: DeepSpeed 0.3 zero-fills each gathered paramete
   // on the critical path of a blocking fetch, forward and backward alike.
   setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
   const spec::Software v03 = spec::load_stack("deepspeed@0.3").software, v04 = spec::load_stack("deepspeed@0.4").software;
-  CHECK((v03.zero3_zero_fill && v03.zero3_fetch_norm && v03.zero3_grad_bucket));
+  CHECK((v03.zero3_zero_fill && v03.zero3_fetch_norm && v03.zero3_grad_path == spec::Zero3GradPath::ds_bucket));
   CHECK_FALSE((v04.zero3_zero_fill || v04.zero3_fetch_norm));
   spec::Parallel par{.tp = 1, .pp = 1, .dp = 384, .zero_stage = 3};
-  auto exposed = [&](bool fill, bool norm, bool backward, bool bucket = false) {
+  auto exposed = [&](bool fill, bool norm, bool backward) {
     spec::Software sw = v03;
     sw.zero3_zero_fill = fill;
     sw.zero3_fetch_norm = norm;
-    sw.zero3_grad_bucket = bucket;
     return zero3_exposed(sw, par, 0.01, backward);
   };
   double none = exposed(false, false, false);
@@ -242,11 +241,57 @@ TEST_CASE("schedule::layer_cost: DeepSpeed 0.3 zero-fills each gathered paramete
   CHECK_THAT(exposed(true, true, false) - none, WithinRel(2 * one_op, 1e-6));
   CHECK_THAT(exposed(true, true, true) - exposed(false, false, true), WithinRel(2 * one_op, 1e-6));
   // Backward, each weight gradient is copied into the flat reduce bucket and divided in place
-  // before its reduce-scatter: 8 bytes per element in two kernels per matrix; never forward.
+  // before its reduce-scatter: 8 bytes per element in two kernels per matrix, in the pass's
+  // compute; never forward.
+  auto compute = [&](spec::Zero3GradPath path, bool backward) {
+    Job k;
+    k.sw = v03;
+    k.sw.zero3_grad_path = path;
+    schedule::LayerCost lc = schedule::layer_cost(k.spec(par), FlatNetwork(0.01));
+    return seconds(backward ? lc.backward : lc.forward, schedule::Category::compute);
+  };
   double bucket = (96 * h * h / (ctx.gpu->hbm_bandwidth.value() * j.cal.compute.memory_efficiency) +
                    8 * j.cal.compute.kernel_overhead.value()) * ctx.pace;
-  CHECK_THAT(exposed(false, false, true, true) - exposed(false, false, true), WithinRel(bucket, 1e-6));
-  CHECK_THAT(exposed(false, false, false, true), WithinRel(none, 1e-12));
+  using spec::Zero3GradPath;
+  CHECK_THAT(compute(Zero3GradPath::ds_bucket, true) - compute(Zero3GradPath::direct, true), WithinRel(bucket, 1e-6));
+  CHECK_THAT(compute(Zero3GradPath::ds_bucket, false), WithinRel(compute(Zero3GradPath::direct, false), 1e-12));
+}
+
+TEST_CASE("schedule::layer_cost: FSDP1 concatenates, casts and pre-divides each unit's gradient before reducing it",
+          "[schedule]") {
+  // SplitWithSizesBackward writes the flat gradient (r 2, w 2), the post-backward hook casts it to
+  // fp32 (r 2, w 4) and _reduce_grad divides it in place (r/w 8): 18 bytes per element in three
+  // kernels per layer; a 16-bit reduction skips the cast and divides 16-bit values (8 in two).
+  // FULL_SHARD and SHARD_GRAD_OP alike reduce unit by unit; nothing without data parallelism.
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  using spec::Zero3GradPath;
+  auto extra = [](int zero, std::int64_t dp, spec::Dtype reduce, bool backward = true) {
+    Job k;
+    k.sw.zero3_grad_path = Zero3GradPath::direct;
+    k.sw.main_grads = reduce == spec::Dtype::fp32 ? spec::MainGrads::fp32 : spec::MainGrads::param;
+    spec::Parallel par{.tp = 1, .pp = 1, .dp = dp, .zero_stage = zero};
+    auto compute = [&] {
+      schedule::LayerCost lc = schedule::layer_cost(k.spec(par, spec::Dtype::bf16), FlatNetwork(0.001));
+      return seconds(backward ? lc.backward : lc.forward, schedule::Category::compute);
+    };
+    double before = compute();
+    k.sw.zero3_grad_path = Zero3GradPath::flat_param;
+    return compute() - before;
+  };
+  const Job j;
+  spec::Parallel par{.tp = 1, .pp = 1, .dp = 8, .zero_stage = 3};
+  cost::ComputeContext ctx = schedule::compute_context(j.spec(par, spec::Dtype::bf16));
+  double params = cost::local_layer_params(j.model, par).total();
+  auto priced = [&](double bytes, double kernels) {
+    return (bytes * params / (ctx.gpu->hbm_bandwidth.value() * j.cal.compute.memory_efficiency) +
+            kernels * j.cal.compute.kernel_overhead.value()) * ctx.pace;
+  };
+  CHECK_THAT(extra(3, 8, spec::Dtype::fp32), WithinRel(priced(18, 3), 1e-6));
+  CHECK_THAT(extra(3, 8, spec::Dtype::bf16), WithinRel(priced(8, 2), 1e-6));
+  CHECK_THAT(extra(2, 8, spec::Dtype::fp32), WithinRel(priced(18, 3), 1e-6));
+  CHECK(extra(1, 8, spec::Dtype::fp32) == 0.0);
+  CHECK(extra(3, 1, spec::Dtype::fp32) == 0.0);
+  CHECK(extra(3, 8, spec::Dtype::fp32, false) == 0.0);
 }
 
 TEST_CASE("schedule::layer_cost: asynchronous TP backward hides the column layers' reductions", "[schedule]") {

@@ -390,3 +390,47 @@ TEST_CASE("schedule::build_step: fp8 weights are quantized once per step, on eac
   bf16.train.precision = spec::Dtype::bf16;
   CHECK(schedule::weight_quantize_time(bf16, 1e9, 10).value() == 0);
 }
+
+TEST_CASE("schedule::build_step: ZeRO-3 reduces the layers in their passes, the embedding at the step's ends", "[schedule]") {
+  // Under ZeRO-3 / FSDP each layer's gradients are reduce-scattered inside its backward (the pass
+  // costs), so the last backward adds no gradient buckets; what remains is FSDP's root unit -- the
+  // word embedding and final norm -- gathered before the first forward and reduce-scattered after
+  // the last backward, when its gradients are complete. Llama 3 8B on 8 H100s, FSDP1, two
+  // micro-batches.
+  spec::Model model = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/llama3-8b.json");
+  spec::Cluster cluster = spec::load_cluster(std::string(DTSIM_SOURCE_DIR) + "/topologies/dgx-h100.json");
+  spec::Calibration cal = spec::load_calibration(std::string(DTSIM_SOURCE_DIR) + "/calibration/dgx-h100.json");
+  schedule::StepSpec s{&model, &cluster, spec::Parallel{.tp = 1, .pp = 1, .dp = 8, .zero_stage = 3},
+                       spec::Training{.micro_batch = 1, .global_batch = 16, .seq_len = 4096}, &cal,
+                       spec::load_stack("pytorch-fsdp@fsdp1").software};
+  s.train.grad_dtype = spec::Dtype::fp32;
+  engine::AnalyticalNetwork net(cluster, s.par, cal.collectives);
+  auto sim = engine::simulate_step(s, net);
+  const auto& tasks = sim.step.graph.tasks();
+  const auto& tl = sim.timeline.tasks;
+  double extras = cost::non_layer_params(model, s.par, 0);
+  std::size_t gathers = 0, reduces = 0, buckets = 0;
+  double first_forward = -1, last_backward = 0;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const schedule::Label& l = tasks[i].label;
+    if (l.kind == schedule::Label::Kind::grad_bucket) ++buckets;
+    if (l.kind == schedule::Label::Kind::forward && first_forward < 0) first_forward = static_cast<double>(tl[i].start);
+    if (l.kind == schedule::Label::Kind::backward) last_backward = std::max(last_backward, static_cast<double>(tl[i].end));
+  }
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const schedule::Label& l = tasks[i].label;
+    if (l.kind == schedule::Label::Kind::param_gather) {
+      ++gathers;
+      CHECK_THAT(sim.step.graph.comm(tasks[i].comm).size.value(), WithinRel(2.0 * extras, 1e-9));
+      CHECK(static_cast<double>(tl[i].end) <= first_forward);
+    }
+    if (l.kind == schedule::Label::Kind::grad_reduce) {
+      ++reduces;
+      CHECK_THAT(sim.step.graph.comm(tasks[i].comm).size.value(), WithinRel(4.0 * extras, 1e-9));
+      CHECK(static_cast<double>(tl[i].start) >= last_backward);
+    }
+  }
+  CHECK(buckets == 0);
+  CHECK(gathers == 1);
+  CHECK(reduces == 1);
+}
