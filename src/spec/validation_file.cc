@@ -233,6 +233,7 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
       f.moe_dispatcher = static_cast<MoeDispatcher>(*d);
     f.moe_a2a_overlap = e.optional_boolean("moe_a2a_overlap");
     f.offload_layers = e.optional_integer("offload_layers", 1, 1 << 20);
+    f.recompute_layers = e.optional_integer("recompute_layers", 1, 1 << 20);
     if (auto g = e.optional_string("cuda_graphs")) f.cuda_graphs = parse_cuda_graphs(*g, e.where("cuda_graphs"));
     if (auto o = e.optional_string("tp_overlap_rs")) f.tp_overlap_rs = parse_tp_overlap_rs(*o, e.where("tp_overlap_rs"));
     f.mtp_layers = e.optional_integer("mtp_layers", 0, 64);
@@ -310,6 +311,12 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            facts.moe_a2a_overlap.value_or(false) ? "on" : "off", recipes, facts, c);
       fill(c.offload_layers, facts.offload_layers, "offload_layers",
            facts.offload_layers ? std::to_string(*facts.offload_layers) : "", recipes, facts, c);
+      fill(c.recompute_layers, facts.recompute_layers, "recompute_layers",
+           facts.recompute_layers ? std::to_string(*facts.recompute_layers) : "", recipes, facts, c);
+      if (c.recompute_layers && c.recompute != Recompute::full)
+        throw SpecError(recipes.path + ":" + facts.pointer + "/recompute_layers",
+                        "expected case " + c.id + " to recompute \"full\" (after its recipe), got \"" +
+                            (c.recompute ? to_string(*c.recompute) : std::string("null")) + "\"");
       fill(c.cuda_graphs, facts.cuda_graphs, "cuda_graphs", facts.cuda_graphs ? to_string(*facts.cuda_graphs) : "",
            recipes, facts, c);
       fill(c.tp_overlap_rs, facts.tp_overlap_rs, "tp_overlap_rs",
@@ -398,6 +405,7 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   rc.train.global_batch = c.global_batch;
   rc.train.moe_capacity_factor = c.moe_capacity_factor.value_or(0.0);
   rc.train.offload_layers = c.offload_layers.value_or(0);
+  rc.train.recompute_layers = c.recompute_layers.value_or(0);
   rc.moe_dispatcher = c.moe_dispatcher;
   rc.moe_a2a_overlap = c.moe_a2a_overlap;
   rc.cuda_graphs = c.cuda_graphs;

@@ -53,6 +53,9 @@ struct ValidationCase {
   std::optional<MoeDispatcher> moe_dispatcher;
   std::optional<bool> moe_a2a_overlap;
   std::optional<std::int64_t> offload_layers;  ///< activation offload (cpu_offloading_num_layers)
+  /// With full recompute, the layers of each pipeline chunk that recompute (Megatron's block method;
+  /// torchtitan's every-N-th-layer checkpointing costs the same): all when unset.
+  std::optional<std::int64_t> recompute_layers;
   std::optional<CudaGraphs> cuda_graphs;
   std::optional<TpOverlapRs> tp_overlap_rs;  ///< the recipe's TP reduce-scatter overlaps (ub config)
   std::optional<std::int64_t> mtp_layers;  ///< the run's MTP modules, when it differs from the preset's
@@ -100,6 +103,7 @@ struct RecipeFacts {
   std::optional<MoeDispatcher> moe_dispatcher;
   std::optional<bool> moe_a2a_overlap;
   std::optional<std::int64_t> offload_layers;
+  std::optional<std::int64_t> recompute_layers;
   std::optional<CudaGraphs> cuda_graphs;
   std::optional<TpOverlapRs> tp_overlap_rs;  ///< the recipe's TP reduce-scatter overlaps (ub config)
   std::optional<std::int64_t> mtp_layers;

@@ -292,6 +292,24 @@ TEST_CASE("spec::apply_recipes: torch.compile and TP overlap where the run's con
       Catch::Matchers::StartsWith("r.json:/cases/c0/compile: expected"));
 }
 
+TEST_CASE("spec::apply_recipes: a recipe's layer-wise checkpointing recomputes some of the layers", "[spec]") {
+  // torchtitan's "selective layer" checkpointing wraps every N-th block whole: full recompute of
+  // 1/N of them, which costs what Megatron's block method does with that many layers.
+  ValidationFile f = parse_validation_file(kFile, "v.json");
+  RecipesFile r = parse_recipes_file(
+      R"({"schema": "dtsim-validation-recipes/1", "cases": {"c0": {"recompute_layers": 48, "source": "pr-125"}}})", "r.json");
+  CHECK(apply_recipes(f, r).empty());
+  ResolvedCase rc = resolve_case(f.cases[0], "v.json", kGeneric);
+  CHECK(rc.train.recompute_layers == 48);
+  CHECK_THAT(rc.assumptions, VectorContains(std::string("recompute_layers null -> 48 (recipe)")));
+  CHECK(resolve_case(parse_validation_file(kFile, "v.json").cases[0], "v.json", kGeneric).train.recompute_layers == 0);
+  std::string text = kFile;
+  text.replace(text.find("\"recompute\": \"full\""), 19, "\"recompute\": \"none\"");
+  ValidationFile none = parse_validation_file(text, "v.json");
+  CHECK_THROWS_WITH(apply_recipes(none, r),
+                    Catch::Matchers::StartsWith("r.json:/cases/c0/recompute_layers: expected case c0 to recompute \"full\""));
+}
+
 TEST_CASE("spec::apply_recipes: fp8 parameters where the recipe keeps them (NeMo fp8_params)", "[spec]") {
   std::string text = kFile;
   text.replace(text.find("\"precision\": \"fp16\""), 19, "\"precision\": \"fp8\"");
