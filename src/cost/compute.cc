@@ -743,6 +743,11 @@ std::vector<Op> zero3_fetch_ops(double params, bool zero_fill, bool norm) {
 //   divides it in place by the gradient pre-divide factor (_div_if_needed, a factor above 1 for any
 //   world size of 2 or more: r/w 2R) before reduce_scatter_tensor. fp32 reduction: 18 bytes per
 //   element in 3 kernels; 16-bit: 8 in 2.
+// - chunk_cat, PyTorch FSDP2 (foreach_reduce, _fsdp_collectives.py): the unit's per-parameter
+//   gradients are copied into the reduce-scatter input by one torch._chunk_cat, which casts to the
+//   reduce dtype (r 2, w R), on the compute stream since PR #129721 (2024-06); the reduce-scatter
+//   averages inside NCCL (ReduceOp.AVG for fp32 since #120919, bf16 since #123362: no divide
+//   kernel). 6 bytes per element with an fp32 reduction, 4 with bf16. docs/research/fsdp2-copies.md.
 std::vector<Op> zero3_grad_ops(double params, spec::Zero3GradPath path, spec::Dtype reduce) {
   double r = spec::dtype_bytes(reduce);
   switch (path) {
@@ -754,9 +759,16 @@ std::vector<Op> zero3_grad_ops(double params, spec::Zero3GradPath path, spec::Dt
       ops.push_back(memory("fsdp grad predivide", params, 2 * r));
       return ops;
     }
+    case spec::Zero3GradPath::chunk_cat: return {memory("fsdp2 reduce-scatter copy-in", params, kAct + r)};
   }
   return {};
 }
+
+// PyTorch FSDP2 (foreach_all_gather_copy_out, _fsdp_collectives.py, every version to 2.9): after
+// the all-gather, torch.split_with_sizes_copy copies the gathered flat buffer into the unit's
+// per-parameter tensors on the compute stream (r 2, w 2), at every unshard: forward, and again in
+// backward after a reshard. docs/research/fsdp2-copies.md sec. 1.
+Op zero3_gather_copy_out_op(double params) { return memory("fsdp2 all-gather copy-out", params, 2 * kAct); }
 
 // Bytes per parameter of each pass (r = read, w = write; fp32 master weights, Adam's m and v):
 // - the update: gradient r (fp32, or the 16-bit bucket for apex) + master r/w 8 + Adam m, v r/w 16

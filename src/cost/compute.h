@@ -212,6 +212,9 @@ struct LoraTarget {
 /// on its way to the ZeRO-3 / FSDP reduce-scatter in `reduce` precision (spec::Zero3GradPath);
 /// none for `direct`.
 [[nodiscard]] std::vector<Op> zero3_grad_ops(double params, spec::Zero3GradPath path, spec::Dtype reduce);
+/// FSDP2's copy of one gathered unit of `params` 16-bit elements out of the all-gather buffer into
+/// its parameters (spec::Software::zero3_gather_copy_out).
+[[nodiscard]] Op zero3_gather_copy_out_op(double params);
 /// Optimizer step over `params` locally owned parameters (Adam or SGD with momentum, fp32
 /// master weights; multi-tensor apply kernels) as the stack's optimizer runs it (spec::OptimizerImpl:
 /// which passes, over which gradient type), memory-bound.

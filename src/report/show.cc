@@ -206,6 +206,7 @@ nlohmann::json software_json(const spec::Software& w) {
           {"zero3_zero_fill", w.zero3_zero_fill},
           {"zero3_fetch_norm", w.zero3_fetch_norm},
           {"zero3_grad_path", spec::to_string(w.zero3_grad_path)},
+          {"zero3_gather_copy_out", w.zero3_gather_copy_out},
           {"bias_activation_fusion", w.bias_activation_fusion},
           {"bias_dropout_add_fusion", w.bias_dropout_add_fusion},
           {"rope_fusion", w.rope_fusion},

@@ -327,6 +327,9 @@ void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost
       reduce += build + std::max(copies(w), copy_issue) +
                 net.time({Comm::Op::reduce_scatter, Group::dp_cp, bytes(w * grad_bytes)});
   }
+  // FSDP2 copies each gathered unit into its parameters on the compute stream before it runs.
+  if (sw.zero3_gather_copy_out)
+    for (double w : calls) add(p, Category::compute, cost::op_time(cost::zero3_gather_copy_out_op(w), ctx));
   // Blocking gathers (DeepSpeed 2021) synchronize the whole device before each one
   // (torch.cuda.synchronize() in _allgather_param: all streams, the gradient reduction's side
   // stream included), and a module's gradients are reduced only once its backward has produced

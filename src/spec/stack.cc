@@ -58,7 +58,8 @@ Software read_software(ObjectReader r) {
   s.zero3_zero_fill = r.optional_boolean("zero3_zero_fill").value_or(false);
   s.zero3_fetch_norm = r.optional_boolean("zero3_fetch_norm").value_or(false);
   s.zero3_grad_path = static_cast<Zero3GradPath>(
-      r.optional_choice("zero3_grad_path", {"direct", "ds_bucket", "flat_param"}).value_or(0));
+      r.optional_choice("zero3_grad_path", {"direct", "ds_bucket", "flat_param", "chunk_cat"}).value_or(0));
+  s.zero3_gather_copy_out = r.optional_boolean("zero3_gather_copy_out").value_or(false);
   s.bias_activation_fusion = r.optional_boolean("bias_activation_fusion").value_or(true);
   s.bias_dropout_add_fusion = r.optional_boolean("bias_dropout_add_fusion").value_or(true);
   s.rope_fusion = r.optional_boolean("rope_fusion").value_or(true);
@@ -301,6 +302,7 @@ const char* to_string(Zero3GradPath p) {
     case Zero3GradPath::direct: return "direct";
     case Zero3GradPath::ds_bucket: return "ds_bucket";
     case Zero3GradPath::flat_param: return "flat_param";
+    case Zero3GradPath::chunk_cat: return "chunk_cat";
   }
   return "?";
 }

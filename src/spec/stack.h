@@ -57,6 +57,8 @@ enum class Zero3GradPath {
   ds_bucket,   ///< DeepSpeed stage 3: copied into the flat ipg bucket, divided in place by dp
   flat_param,  ///< PyTorch FSDP1: per-parameter gradients concatenated into the flat parameter's
                ///< (autograd's SplitWithSizesBackward), cast to the reduce dtype, pre-divided in place
+  chunk_cat,   ///< PyTorch FSDP2: copied, cast to the reduce dtype, into the reduce-scatter input
+               ///< (torch._chunk_cat); the average is taken inside NCCL (ReduceOp.AVG)
 };
 
 /// How Transformer Engine scales 8-bit GEMM operands (docs/research/low-precision-training.md):
@@ -180,6 +182,10 @@ struct Software {
   /// The element-wise passes over each layer's gradient before its reduce-scatter (ZeRO-3, and
   /// FSDP's SHARD_GRAD_OP, which reduces per unit too).
   Zero3GradPath zero3_grad_path = Zero3GradPath::direct;
+  /// Each ZeRO-3 all-gather is copied out of the gathered flat buffer into per-parameter tensors on
+  /// the compute stream before the layer runs (PyTorch FSDP2: split_with_sizes_copy, 4 bytes per
+  /// 16-bit element, forward and backward alike).
+  bool zero3_gather_copy_out = false;
   /// Element-wise chains fused into one kernel each (NeMo's names): bias + activation, bias +
   /// dropout + residual add, rotary embedding, RMSNorm; false: eager PyTorch ops (cost::Fusions).
   bool bias_activation_fusion = true;

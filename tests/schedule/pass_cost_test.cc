@@ -294,6 +294,42 @@ TEST_CASE("schedule::layer_cost: FSDP1 concatenates, casts and pre-divides each 
   CHECK(extra(3, 8, spec::Dtype::fp32, false) == 0.0);
 }
 
+TEST_CASE("schedule::layer_cost: FSDP2 copies each gather out and each gradient into the reduce-scatter input",
+          "[schedule]") {
+  // foreach_all_gather_copy_out: split_with_sizes_copy of the gathered unit (r 2, w 2) on the
+  // compute stream, forward and backward; foreach_reduce: one torch._chunk_cat casting the
+  // gradients to fp32 (r 2, w 4), no divide kernel (ReduceOp.AVG inside NCCL).
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  spec::Parallel par{.tp = 1, .pp = 1, .dp = 8, .zero_stage = 3};
+  auto compute = [&](bool copy_out, spec::Zero3GradPath path, bool backward) {
+    Job k;
+    k.sw.main_grads = spec::MainGrads::fp32;
+    k.sw.zero3_gather_copy_out = copy_out;
+    k.sw.zero3_grad_path = path;
+    schedule::LayerCost lc = schedule::layer_cost(k.spec(par, spec::Dtype::bf16), FlatNetwork(0.001));
+    return seconds(backward ? lc.backward : lc.forward, schedule::Category::compute);
+  };
+  const Job j;
+  cost::ComputeContext ctx = schedule::compute_context(j.spec(par, spec::Dtype::bf16));
+  double params = cost::local_layer_params(j.model, par).total();
+  auto priced = [&](double bytes) {
+    return (bytes * params / (ctx.gpu->hbm_bandwidth.value() * j.cal.compute.memory_efficiency) +
+            j.cal.compute.kernel_overhead.value()) * ctx.pace;
+  };
+  using spec::Zero3GradPath;
+  for (bool backward : {false, true})
+    CHECK_THAT(compute(true, Zero3GradPath::direct, backward) - compute(false, Zero3GradPath::direct, backward),
+               WithinRel(priced(4), 1e-6));
+  CHECK_THAT(compute(false, Zero3GradPath::chunk_cat, true) - compute(false, Zero3GradPath::direct, true),
+             WithinRel(priced(6), 1e-6));
+  CHECK(compute(false, Zero3GradPath::chunk_cat, false) == compute(false, Zero3GradPath::direct, false));
+  // The shipped stacks: FSDP1 reduces through its flat gradient, FSDP2 through _chunk_cat.
+  CHECK(spec::load_stack("pytorch-fsdp@fsdp1").software.zero3_grad_path == Zero3GradPath::flat_param);
+  CHECK_FALSE(spec::load_stack("pytorch-fsdp@fsdp1").software.zero3_gather_copy_out);
+  CHECK(spec::load_stack("pytorch-fsdp@fsdp2").software.zero3_grad_path == Zero3GradPath::chunk_cat);
+  CHECK(spec::load_stack("pytorch-fsdp@fsdp2").software.zero3_gather_copy_out);
+}
+
 TEST_CASE("schedule::layer_cost: asynchronous TP backward hides the column layers' reductions", "[schedule]") {
   setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
   Job j;
