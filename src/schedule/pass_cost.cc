@@ -279,6 +279,12 @@ std::vector<double> layer_weights(const cost::LayerShape& sh) {
   return w;
 }
 
+// The sizes, in parameters, of the collectives a stack gathers (and reduces) one layer with: the
+// flat layer (zero3_gather layer) or each weight matrix (module).
+std::vector<double> zero3_calls(const StepSpec& s, const cost::LayerShape& sh, double layer_params) {
+  return s.software.zero3_gather == spec::Zero3Gather::layer ? std::vector<double>{layer_params} : layer_weights(sh);
+}
+
 // Compute that runs beside a ZeRO-3 / FSDP all-gather or reduce-scatter loses the SMs its kernel
 // holds (the stack's zero3_comm_sms: a ring collective launches one CTA per NCCL channel and each
 // keeps its SM for the whole call, NVIDIA/nccl #689): each second hidden costs held / (sm_count -
@@ -314,8 +320,7 @@ void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost
   auto copies = [&](double params) {
     return lists ? cost::op_time(cost::list_collective_copies_op(params, ranks), ctx) : Seconds{0};
   };
-  std::vector<double> calls = sw.zero3_gather == spec::Zero3Gather::layer ? std::vector<double>{layer_params}
-                                                                          : layer_weights(sh);
+  std::vector<double> calls = zero3_calls(s, sh, layer_params);
   bool grads = backward && !s.train.frozen_base();  // frozen weights have no gradient to reduce
   double grad_bytes = spec::dtype_bytes(s.train.grad_dtype);
   Seconds comm{0}, reduce{0};
@@ -352,9 +357,7 @@ void add_zero3(PassCost& p, const StepSpec& s, const CommPricer& net, const cost
 void add_grad_path(PassCost& p, const StepSpec& s, const cost::LayerShape& sh, double layer_params,
                    const cost::ComputeContext& ctx) {
   if (s.par.zero_stage < 2 || s.par.dp * s.par.cp == 1 || s.train.frozen_base()) return;
-  std::vector<double> calls = s.software.zero3_gather == spec::Zero3Gather::layer ? std::vector<double>{layer_params}
-                                                                                  : layer_weights(sh);
-  for (double w : calls)
+  for (double w : zero3_calls(s, sh, layer_params))
     add(p, Category::compute, cost::ops_time(cost::zero3_grad_ops(w, s.software.zero3_grad_path, s.train.grad_dtype), ctx));
 }
 

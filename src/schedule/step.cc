@@ -48,6 +48,8 @@ class Builder {
   /// dp x cp) and expert weights (over the expert-data-parallel group, Group::edp); with LoRA
   /// only the adapters.
   cost::LocalLayerParams chunk_params(std::int64_t stage, std::int64_t chunk) const;
+  /// ZeRO-3 with trained weights: each layer's gradients are reduced in its backward (see add_backward).
+  bool zero3_layerwise() const { return s_.par.zero_stage >= 3 && !s_.train.frozen_base(); }
   /// ZeRO-3: the parameters outside the layers a chunk holds (0 otherwise; see add_backward).
   double zero3_extras(std::int64_t stage, std::int64_t chunk) const;
   /// A data-parallel collective of `params` x `bytes_per_param`: the dense part over dp x cp,
@@ -414,7 +416,7 @@ void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, CostId cos
 // LM head, final norm: FSDP's root unit), whose gradients are complete only when the backward is.
 // Their gather before the first forward is add_param_gathers'.
 double Builder::zero3_extras(std::int64_t stage, std::int64_t chunk) const {
-  if (s_.par.zero_stage < 3 || s_.train.frozen_base()) return 0.0;
+  if (!zero3_layerwise()) return 0.0;
   bool holds_extras = stage == 0 ? chunk == 0 : (stage == p_ - 1 && chunk == v_ - 1);
   return holds_extras ? cost::non_layer_params(*s_.model, s_.par, stage) : 0.0;
 }
@@ -423,8 +425,7 @@ TaskId Builder::add_backward(std::int64_t stage, const PassRef& pass, std::span<
   const Streams& ss = st_[static_cast<std::size_t>(stage)];
   auto chunk = static_cast<std::int32_t>(pass.chunk), mb = static_cast<std::int32_t>(pass.microbatch);
   TaskId last = -1;
-  bool zero3 = s_.par.zero_stage >= 3 && !s_.train.frozen_base();
-  if (pass.microbatch == m_ - 1 && s_.par.dp * s_.par.cp > 1 && !zero3) {
+  if (pass.microbatch == m_ - 1 && s_.par.dp * s_.par.cp > 1 && !zero3_layerwise()) {
     add_grad_reduce(stage, pass.chunk, pass_cost_id(stage, pass.chunk, false), deps, last);
   } else {
     CostId cost = pass_cost_id(stage, pass.chunk, false);
@@ -473,7 +474,7 @@ bool Builder::try_add(std::int64_t stage, std::int64_t pos) {
 }
 
 void Builder::add_param_gathers() {
-  if (s_.par.zero_stage >= 3 && s_.par.dp * s_.par.cp > 1 && !s_.train.frozen_base()) {
+  if (zero3_layerwise() && s_.par.dp * s_.par.cp > 1) {
     // ZeRO-3 / FSDP: the parameters outside the layers are gathered once, before the chunk that
     // holds them first runs (FSDP's root unit, which stays gathered through the step).
     param_gather_.assign(static_cast<std::size_t>(p_ * v_), {});
@@ -514,7 +515,7 @@ void Builder::finish_step() {
     const Streams& ss = st_[static_cast<std::size_t>(i)];
     auto& done = grad_done_[static_cast<std::size_t>(i)];
     TaskId last_b = out_.graph.last_task_on(ss.compute);
-    if (!s_.software.overlap_grad_reduce && dp > 1 && !(s_.par.zero_stage >= 3 && !s_.train.frozen_base())) {
+    if (!s_.software.overlap_grad_reduce && dp > 1 && !zero3_layerwise()) {
       for (std::int64_t c = 0; c < v_; ++c)
         dp_comm(ss.dp, zero_sharded_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce, chunk_params(i, c),
                 spec::dtype_bytes(s_.train.grad_dtype), std::span<const TaskId>(&last_b, 1),
