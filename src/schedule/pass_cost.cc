@@ -86,6 +86,11 @@ Flops total_flops(const std::vector<Op>& ops) {
 //   the time they run together.
 // Collectives of GEMMs the layer does not pipeline (an MoE layer's experts) hide behind the pass's
 // other GEMMs (the backward's at the overlap factor).
+// PyTorch's micro-pipeline TP (spec::TpOverlapImpl) fuses the forward's collectives as ring
+// exchanges over tp chunks (copy-engine transfers) and, backward, the output gradients'
+// all-gathers into the projection's and FC2's data-gradient matmuls; the QKV and FC1 input
+// gradients' reduce-scatters run whole after their matmuls, and nothing is gathered again (the
+// forward's gathered inputs are saved; what op_sac re-gathers is priced with its recompute).
 Seconds tp_overlap_exposed(const StepSpec& s, const CommPricer& net, Bytes act, const std::vector<Op>& ops,
                            const cost::ComputeContext& ctx, bool backward) {
   cost::TpOverlapShape o = cost::tp_overlap_shape(s.par.tp, true, s.cluster->gpu.sm_count, s.software.tp_overlap_rs);
@@ -115,11 +120,14 @@ Seconds tp_overlap_exposed(const StepSpec& s, const CommPricer& net, Bytes act, 
              {"attn.proj", false, way(o.proj_ring), o.proj_splits},
              {"mlp.fc1", true, How::ring, tp},
              {"mlp.fc2", false, way(o.fc2_ring), o.fc2_splits}};
+  else if (s.software.tp_overlap_impl == spec::TpOverlapImpl::micro_pipeline)
+    pairs = {{"attn.proj.dgrad", true, How::ring, tp}, {"mlp.fc2.dgrad", true, How::ring, tp}};
   else
     pairs = {{"attn.proj.dgrad", true, How::ring, tp}, {"attn.qkv.dgrad", true, How::bulk, 1},
              {"attn.qkv.wgrad", false, How::bulk, 1},  {"mlp.fc2.dgrad", true, How::ring, tp},
              {"mlp.fc1.dgrad", true, How::bulk, 1},    {"mlp.fc1.wgrad", false, How::bulk, 1}};
   Seconds exposed{0}, unpaired{0}, others = gemm_time(ops, ctx);
+  if (backward && s.software.tp_overlap_impl == spec::TpOverlapImpl::micro_pipeline) exposed += scatter * 2.0;
   for (const Pair& x : pairs) {
     Seconds comm = x.gathers ? gather : scatter;
     if (x.gathers) exposed += scales;

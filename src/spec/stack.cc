@@ -34,6 +34,8 @@ Software read_software(ObjectReader r) {
   Software s;
   s.attention = static_cast<AttentionKernel>(r.choice("attention", {"flash", "unfused", "flash2"}));
   s.tp_comm_overlap = r.boolean("tp_comm_overlap");
+  s.tp_overlap_impl = static_cast<TpOverlapImpl>(
+      r.optional_choice("tp_overlap_impl", {"userbuffers", "micro_pipeline"}).value_or(0));
   s.tp_async_backward = r.boolean("tp_async_backward");
   s.overlap_grad_reduce = r.boolean("overlap_grad_reduce");
   s.overlap_param_gather = r.boolean("overlap_param_gather");
@@ -303,6 +305,14 @@ const char* to_string(Zero3GradPath p) {
     case Zero3GradPath::ds_bucket: return "ds_bucket";
     case Zero3GradPath::flat_param: return "flat_param";
     case Zero3GradPath::chunk_cat: return "chunk_cat";
+  }
+  return "?";
+}
+
+const char* to_string(TpOverlapImpl t) {
+  switch (t) {
+    case TpOverlapImpl::userbuffers: return "userbuffers";
+    case TpOverlapImpl::micro_pipeline: return "micro_pipeline";
   }
   return "?";
 }

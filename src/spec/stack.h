@@ -61,6 +61,17 @@ enum class Zero3GradPath {
                ///< (torch._chunk_cat); the average is taken inside NCCL (ReduceOp.AVG)
 };
 
+/// How a stack overlaps sequence-parallel TP collectives with GEMMs when tp_comm_overlap is on:
+/// `userbuffers` -- Transformer Engine's userbuffers, every collective of both passes beside a GEMM
+/// (the all-gathers again for the weight gradients); `micro_pipeline` -- PyTorch's async TP
+/// (torch/_inductor/fx_passes/micro_pipeline_tp.py: symmetric-memory fused_all_gather_matmul and
+/// fused_matmul_reduce_scatter), which fuses an all-gather into the matmuls that consume it and a
+/// reduce-scatter into the matmul that produces it -- every TP collective of the forward, the
+/// backward's all-gathers of the output gradients, but not the backward's reduce-scatters, whose
+/// input is the sum of several matmuls' data gradients (separate q, k, v and w1, w3 projections:
+/// pytorch/pytorch PR #149946).
+enum class TpOverlapImpl { userbuffers, micro_pipeline };
+
 /// How Transformer Engine scales 8-bit GEMM operands (docs/research/low-precision-training.md):
 /// per-tensor scales from an amax history (delayed), per-tensor scales from the tensor itself
 /// (current: an amax pass before each cast), or one E8M0 scale per 32 elements (MXFP8, Blackwell).
@@ -119,7 +130,8 @@ struct TpOverlapRs {
 
 struct Software {
   AttentionKernel attention = AttentionKernel::flash;
-  bool tp_comm_overlap = false;       ///< TP all-gather/reduce-scatter pipelined with GEMMs (TE userbuffers)
+  bool tp_comm_overlap = false;       ///< TP all-gather/reduce-scatter pipelined with GEMMs
+  TpOverlapImpl tp_overlap_impl = TpOverlapImpl::userbuffers;  ///< which implementation pipelines them
   /// Without tp_comm_overlap: the column-parallel layers' backward input-gradient all-reduce
   /// (reduce-scatter with SP) runs asynchronously while their weight-gradient GEMMs do (Megatron-LM
   /// LinearWithGradAccumulationAndAsyncCommunication since 2022; Transformer Engine's Linear).
@@ -279,6 +291,7 @@ void check_attention(AttentionKernel attention, const ComputeCalibration& cal, c
 [[nodiscard]] const char* to_string(CrossEntropy c);
 [[nodiscard]] const char* to_string(OptimizerImpl o);
 [[nodiscard]] const char* to_string(Zero3GradPath p);
+[[nodiscard]] const char* to_string(TpOverlapImpl t);
 [[nodiscard]] const char* to_string(GradAccumFusion g);
 [[nodiscard]] const char* to_string(Zero3Gather g);
 /// "none", "full_iteration", or the captured scopes joined by ",": "attn,moe_router".

@@ -398,6 +398,13 @@ TEST_CASE("schedule::layer_cost: TP overlap collective by collective: a pipeline
   FlatNetwork net(1e-6);
   double backward = seconds(schedule::layer_cost(j.spec(par), net).backward, schedule::Category::tp_comm);
   CHECK_THAT(backward, WithinRel(4e-6 * j.cal.compute.overlap_slowdown, 1e-9));
+  // PyTorch's micro-pipeline TP: the same forward; backward, the output gradients' all-gathers
+  // fused into the projection's and FC2's data-gradient matmuls (hidden), the QKV and FC1 input
+  // gradients' reduce-scatters whole after their matmuls, and no inputs gathered again.
+  j.sw.tp_overlap_impl = spec::TpOverlapImpl::micro_pipeline;
+  CHECK_THAT(seconds(schedule::layer_cost(j.spec(par), net).backward, schedule::Category::tp_comm), WithinRel(2e-6, 1e-9));
+  CHECK_THAT(forward("ring,ring", 1.0), WithinRel(4.0 - hidden, 1e-9));
+  j.sw.tp_overlap_impl = spec::TpOverlapImpl::userbuffers;
   // fp8: the all-gathers move the 1-byte data the GEMMs read (TE's fp8 userbuffers), the
   // reduce-scatters 16-bit outputs. With collectives far longer than any GEMM the forward exposes
   // two 1-byte gathers and two 2-byte reduce-scatters of the b*s x h activation.
