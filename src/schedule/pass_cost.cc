@@ -600,12 +600,15 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   add_cp(lc.forward, s, net, sh, attention_time(fwd, ctx), false);
   add_ep(lc.forward, s, net, sh, fwd_t, false);
   double layer_params = cost::local_layer_params(*s.model, s.par).total();  // what ZeRO-3 gathers
+  PassCost ungathered = lc.forward;
   add_zero3(lc.forward, s, net, sh, layer_params, fwd_t, false, ctx);
   lc.forward_flops = total_flops(fwd);
 
   if (s.train.recompute == spec::Recompute::full) {
-    accumulate(lc.backward, lc.forward);  // the whole forward again, collectives included
-    for (Segment& seg : lc.backward.segments) seg.category = Category::recompute;
+    // The whole forward again, collectives included -- but for a stack whose backward gathers the
+    // layer before autograd recomputes it (spec::Software::zero3_recompute_gathers), not its gather.
+    for (const Segment& seg : (s.software.zero3_recompute_gathers ? lc.forward : ungathered).segments)
+      add(lc.backward, Category::recompute, to_seconds(seg.duration));
     lc.recompute_flops = lc.forward_flops;
   } else if (s.train.recompute == spec::Recompute::selective) {
     Seconds again = cost::ops_time(k.recompute, ctx);

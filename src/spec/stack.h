@@ -198,6 +198,13 @@ struct Software {
   /// the compute stream before the layer runs (PyTorch FSDP2: split_with_sizes_copy, 4 bytes per
   /// 16-bit element, forward and backward alike).
   bool zero3_gather_copy_out = false;
+  /// Under full recompute, the recomputed forward gathers each ZeRO-3 layer again (DeepSpeed: its
+  /// pre-forward hook fetches what the forward released, and the backward fetches once more);
+  /// false: the backward's gather comes first and the recompute runs on it (PyTorch FSDP: the
+  /// unit's pre-backward hook unshards it before autograd reaches the checkpointed region, whose
+  /// re-run forward finds it unsharded; pytorch/pytorch PR #175406 calls a second gather there
+  /// redundant).
+  bool zero3_recompute_gathers = true;
   /// Element-wise chains fused into one kernel each (NeMo's names): bias + activation, bias +
   /// dropout + residual add, rotary embedding, RMSNorm; false: eager PyTorch ops (cost::Fusions).
   bool bias_activation_fusion = true;

@@ -57,9 +57,10 @@ struct MoeJob {
 };
 
 double seconds(const schedule::PassCost& p, schedule::Category c) {
+  double total = 0;  // a full recompute's segments all carry Category::recompute
   for (const auto& s : p.segments)
-    if (s.category == c) return to_seconds(s.duration).value();
-  return 0;
+    if (s.category == c) total += to_seconds(s.duration).value();
+  return total;
 }
 
 // A ZeRO-3 layer's exposed data-parallel time on GPT-3 175B with stack `sw`, every collective
@@ -323,6 +324,21 @@ TEST_CASE("schedule::layer_cost: FSDP2 copies each gather out and each gradient 
   CHECK_THAT(compute(false, Zero3GradPath::chunk_cat, true) - compute(false, Zero3GradPath::direct, true),
              WithinRel(priced(6), 1e-6));
   CHECK(compute(false, Zero3GradPath::chunk_cat, false) == compute(false, Zero3GradPath::direct, false));
+  // Full recompute re-runs the forward in the backward; DeepSpeed gathers the layer again for it,
+  // FSDP recomputes on the backward's gather: the backward differs by the forward's gather (its
+  // exposed part and FSDP2's copy-out).
+  auto recompute_backward = [&](bool regather) {
+    Job k;
+    k.sw.zero3_gather_copy_out = true;
+    k.sw.zero3_recompute_gathers = regather;
+    schedule::StepSpec st = k.spec(par, spec::Dtype::bf16);
+    st.train.recompute = spec::Recompute::full;
+    schedule::LayerCost lc = schedule::layer_cost(st, FlatNetwork(0.001));
+    return std::pair{seconds(lc.backward, schedule::Category::recompute),
+                     seconds(lc.forward, schedule::Category::dp_comm_exposed) + priced(4)};
+  };
+  auto [again, forward_gather] = recompute_backward(true);
+  CHECK_THAT(again - recompute_backward(false).first, WithinRel(forward_gather, 1e-6));
   // The shipped stacks: FSDP1 reduces through its flat gradient, FSDP2 through _chunk_cat.
   CHECK(spec::load_stack("pytorch-fsdp@fsdp1").software.zero3_grad_path == Zero3GradPath::flat_param);
   CHECK_FALSE(spec::load_stack("pytorch-fsdp@fsdp1").software.zero3_gather_copy_out);
