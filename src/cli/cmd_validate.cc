@@ -1,5 +1,6 @@
-// `dtsim validate FILE`: predicted vs measured step time of published (or your own) runs.
+// `dtsim validate FILE...`: predicted vs measured step time of published (or your own) runs.
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <memory>
 
@@ -16,8 +17,8 @@ namespace dtsim::cli {
 namespace {
 
 struct ValidateArgs {
-  std::string file;
-  std::string recipes;
+  std::vector<std::string> files;
+  std::vector<std::string> recipes;
   std::string calibration;
   std::string residuals;
   std::string network = "analytical";
@@ -31,11 +32,43 @@ struct ValidateArgs {
 // The command that produced the residuals, without date or paths of the binary: what a reader
 // runs to regenerate them.
 std::string provenance(const ValidateArgs& a) {
-  std::string s = "dtsim validate " + a.file;
-  if (!a.recipes.empty()) s += " --recipes " + a.recipes;
+  std::string s = "dtsim validate";
+  for (const std::string& f : a.files) s += " " + f;
+  for (const std::string& r : a.recipes) s += " --recipes " + r;
   if (a.no_recipes) s += " --no-recipes";
   if (!a.calibration.empty()) s += " --calibration " + a.calibration;
   return s;
+}
+
+// Every recipes file applies to every validation file; an entry is unused only when no file has
+// its case. Returns how many cases took a fact from one.
+std::size_t apply_all_recipes(std::vector<spec::ValidationFile>& files, const std::vector<std::string>& recipes,
+                              bool report_unused) {
+  for (const std::string& path : recipes) {
+    spec::RecipesFile r = spec::load_recipes_file(path);
+    std::map<std::string, std::size_t> misses;
+    for (spec::ValidationFile& f : files)
+      for (const std::string& id : spec::apply_recipes(f, r)) ++misses[id];
+    if (report_unused)
+      for (const auto& [id, n] : misses)
+        if (n == files.size()) std::cerr << "note: " << path << ": no case " << id << " in the files validated; recipe unused\n";
+  }
+  std::size_t used = 0;
+  for (const spec::ValidationFile& f : files)
+    for (const auto& c : f.cases) used += c.recipe_notes.empty() ? 0 : 1;
+  return used;
+}
+
+// Case ids name runs in the residuals and the report: one per run across the files.
+void check_unique_ids(const std::vector<spec::ValidationFile>& files) {
+  std::map<std::string, std::string> seen;
+  for (const spec::ValidationFile& f : files)
+    for (const auto& c : f.cases) {
+      auto [it, fresh] = seen.emplace(c.id, f.path);
+      if (!fresh)
+        throw SpecError(f.path + ":" + c.pointer + "/id",
+                        "expected an id no other validated case has, got \"" + c.id + "\" (also in " + it->second + ")");
+    }
 }
 
 void write_residuals(const ValidateArgs& a, const std::vector<calibrate::PreparedCase>& prepared,
@@ -49,7 +82,7 @@ void write_residuals(const ValidateArgs& a, const std::vector<calibrate::Prepare
 void add_validate(CLI::App& app, Action& action) {
   auto args = std::make_shared<ValidateArgs>();
   CLI::App* v = app.add_subcommand("validate", "Predicted vs measured step time of dtsim-validation-cases/1 runs");
-  v->add_option("file", args->file, "A dtsim-validation-cases/1 JSON file")->required();
+  v->add_option("files", args->files, "dtsim-validation-cases/1 JSON files (one report, one residuals file)")->required();
   v->add_flag("--json", args->json, "Print one JSON object");
   v->add_flag("--verbose", args->verbose, "List each case's layout and assumptions");
   v->add_flag("--unstated", args->unstated,
@@ -61,8 +94,8 @@ void add_validate(CLI::App& app, Action& action) {
                 "longest-path|events: the engine every case runs on (events with --network simgrid: each case's "
                 "step replayed transfer by transfer)");
   v->add_option("--recipes", args->recipes,
-                "A dtsim-validation-recipes/1 file: sourced facts for fields the cases leave null "
-                "(default: calibration/validation-recipes.json)");
+                "A dtsim-validation-recipes/1 file: sourced facts for fields the cases leave null, applied to every "
+                "file (repeatable; default: calibration/validation-recipes.json)");
   v->add_flag("--no-recipes", args->no_recipes, "Fill nulls by the schema's rules only");
   v->add_option("--calibration", args->calibration,
                 "Simulate every case with this profile (preset or file, e.g. from dtsim calibrate) instead of "
@@ -72,20 +105,20 @@ void add_validate(CLI::App& app, Action& action) {
                 "read for their intervals)");
   v->callback([args, &action] {
     action = [args] {
-      spec::ValidationFile f = spec::load_validation_file(args->file);
-      std::string recipes = args->recipes;
-      if (recipes.empty() && !args->no_recipes) recipes = spec::data_dir() + "/calibration/validation-recipes.json";
-      if (!recipes.empty()) {
-        std::vector<std::string> unused = spec::apply_recipes(f, spec::load_recipes_file(recipes));
-        std::size_t used = 0;
-        for (const auto& c : f.cases) used += c.recipe_notes.empty() ? 0 : 1;
-        // JSON output carries the same facts in each case's "assumptions".
-        if (used > 0 && !args->json)
-          std::cerr << "note: " << used << " case(s) take null fields from " << recipes
-                    << " (--verbose lists them; --no-recipes skips)\n";
-        if (!args->recipes.empty())
-          for (const std::string& id : unused)
-            std::cerr << "note: " << recipes << ": no case " << id << " in " << args->file << "; recipe unused\n";
+      std::vector<spec::ValidationFile> files;
+      for (const std::string& path : args->files) files.push_back(spec::load_validation_file(path));
+      check_unique_ids(files);
+      std::vector<std::string> recipes = args->recipes;
+      if (recipes.empty() && !args->no_recipes) recipes.push_back(spec::data_dir() + "/calibration/validation-recipes.json");
+      if (!args->recipes.empty() && args->no_recipes)
+        throw SpecError("--no-recipes", "expected it without --recipes, got both");
+      std::size_t used = apply_all_recipes(files, recipes, !args->recipes.empty());
+      // JSON output carries the same facts in each case's "assumptions".
+      if (used > 0 && !args->json) {
+        std::string names;
+        for (const std::string& r : recipes) names += (names.empty() ? "" : ", ") + r;
+        std::cerr << "note: " << used << " case(s) take null fields from " << names
+                  << " (--verbose lists them; --no-recipes skips)\n";
       }
       std::optional<spec::Calibration> profile;
       if (!args->calibration.empty()) profile = spec::load_calibration(args->calibration);
@@ -93,12 +126,13 @@ void add_validate(CLI::App& app, Action& action) {
       std::vector<report::CaseOutcome> outcomes;
       network::Kind kind = network::parse_kind(args->network);
       network::Engine eng = network::parse_engine(args->engine);
-      for (const auto& c : f.cases) {
-        prepared.push_back(calibrate::prepare_case(c, args->file, profile));
-        outcomes.push_back(calibrate::simulate_case(prepared.back(), kind, eng));
-        if (args->unstated)
-          outcomes.back().unstated = calibrate::unstated_alternatives(c, args->file, prepared.back(), profile, kind, eng);
-      }
+      for (const spec::ValidationFile& f : files)
+        for (const auto& c : f.cases) {
+          prepared.push_back(calibrate::prepare_case(c, f.path, profile));
+          outcomes.push_back(calibrate::simulate_case(prepared.back(), kind, eng));
+          if (args->unstated)
+            outcomes.back().unstated = calibrate::unstated_alternatives(c, f.path, prepared.back(), profile, kind, eng);
+        }
       if (!args->residuals.empty()) write_residuals(*args, prepared, outcomes);
       std::cout << report::validate_report(outcomes, args->json, args->verbose);
       return 0;

@@ -208,6 +208,51 @@ TEST_CASE("cli validate --residuals: one entry per predicted case", "[cli]") {
             Equals("dtsim: --residuals: expected a writable file path, got \"/nonexistent/dir/res.json\" (No such file or directory)\n"));
 }
 
+TEST_CASE("cli validate: several files, each recipes file applied to all of them, one residuals file", "[cli]") {
+  TempDir tmp;
+  auto one = [](const std::string& id, const std::string& mbs) {
+    return R"({"id": ")" + id + R"(", "tier": "dense16", "model": {"name": "GPT 1.7B", "layers": 24,
+      "hidden": 2304, "heads": 24, "kv_heads": 24, "ffn_hidden": 9216, "activation": "gelu", "vocab": 51200,
+      "moe_experts": null, "moe_topk": null, "moe_ffn_hidden": null}, "cluster": "dgx-a100", "gpus": 8,
+      "gpus_per_node": 8, "parallel": {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "ep": 1, "vp": 1, "zero_stage": 1,
+      "sequence_parallel": false}, "training": {"micro_batch": )" + mbs + R"(, "global_batch": 64, "seq_len": 2048,
+      "recompute": "none", "precision": "fp16"}, "measured": {"iteration_s": 1.0},
+      "framework": {"name": "megatron-lm", "version": null, "date": "2021"}})";
+  };
+  auto file = [&](const std::string& name, const std::string& cases) {
+    return tmp.write(name, R"({"schema": "dtsim-validation-cases/1", "cases": [)" + cases + "]}");
+  };
+  std::string a = file("a.json", one("a1", "4")), b = file("b.json", one("b1", "null") + "," + one("b2", "2"));
+  // One recipes file per source file, as the shipped holdouts have: each fills only its own cases.
+  std::string ra = tmp.write("ra.json", R"({"schema": "dtsim-validation-recipes/1", "cases": {}})");
+  std::string rb = tmp.write(
+      "rb.json", R"({"schema": "dtsim-validation-recipes/1", "cases": {"b1": {"micro_batch": 2, "source": "b.sh"}}})");
+  std::string out = (tmp.dir / "res.json").string();
+  json v = run_json("validate '" + a + "' '" + b + "' --recipes '" + ra + "' --recipes '" + rb +
+                    "' --json --residuals '" + out + "'");
+  REQUIRE(v.at("cases").size() == 3);
+  CHECK(v.at("cases")[0].at("id") == "a1");
+  CHECK(v.at("cases")[1].at("id") == "b1");
+  CHECK(v.at("cases")[1].at("assumptions").dump().find("micro_batch null -> 2 (recipe)") != std::string::npos);
+  // b1 took its recipe's micro-batch: the same job as b2.
+  CHECK(v.at("cases")[1].at("predicted_s") == v.at("cases")[2].at("predicted_s"));
+  json r = json::parse(dtsim::test::read_text(out));
+  CHECK(r.at("count") == 3);
+  CHECK(r.at("source") == "dtsim validate " + a + " " + b + " --recipes " + ra + " --recipes " + rb);
+  // A recipe no file has a case for is reported; one id in two files is an error naming the second.
+  std::string rc = tmp.write(
+      "rc.json", R"({"schema": "dtsim-validation-recipes/1", "cases": {"zz": {"micro_batch": 2, "source": "z.sh"}}})");
+  auto unused = run_dtsim("validate '" + a + "' '" + b + "' --recipes '" + rc + "'");
+  REQUIRE(unused.status == 0);
+  CHECK_THAT(unused.err, Contains(rc + ": no case zz in the files validated; recipe unused"));
+  std::string dup = file("dup.json", one("a1", "4"));
+  check_bad("validate '" + a + "' '" + dup + "' --no-recipes",
+            Equals("dtsim: " + dup + ":/cases/0/id: expected an id no other validated case has, got \"a1\" (also in " + a +
+                   ")\n"));
+  check_bad("validate '" + a + "' --no-recipes --recipes '" + ra + "'",
+            Equals("dtsim: --no-recipes: expected it without --recipes, got both\n"));
+}
+
 TEST_CASE("cli validate --unstated: every other micro-batch and recompute of a case that leaves them null", "[cli]") {
   TempDir tmp;
   // GPT 1.7B on 8 A100s: 64 sequences over dp 8 = 8 per replica. The first case states neither its
@@ -282,24 +327,34 @@ TEST_CASE("calibration/residuals.json: what dtsim validate gives on the shipped 
     WARN("skipped: " << (shared / "validation/measured_runs.json").string() << " not found");
     return;
   }
-  // Run from the source tree with the path the shipped file's "source" names, as a person
-  // regenerating it would.
+  // The shipped file names the command that made it: shared/'s runs, then every holdout, each with
+  // its recipes. Run it from the source tree, as a person regenerating the file would.
   fs::path source = fs::path(DTSIM_SOURCE_DIR).lexically_normal();
   std::string runs = (shared.lexically_relative(source) / "validation/measured_runs.json").string();
+  json shipped = json::parse(dtsim::test::read_text(dtsim::test::source_path("calibration/residuals.json")));
+  const std::string command = shipped.at("source").get<std::string>();
+  REQUIRE(command.rfind("dtsim validate " + runs + " ", 0) == 0);
+  for (const auto& entry : fs::directory_iterator(source / "calibration/holdout")) {
+    std::string name = entry.path().filename().string();
+    if (entry.path().extension() != ".json" || name.find("-recipes.json") != std::string::npos) continue;
+    INFO("holdout " << name);
+    CHECK(command.find(" calibration/holdout/" + name) != std::string::npos);
+    CHECK(command.find(" --recipes calibration/holdout/" + name.substr(0, name.size() - 5) + "-recipes.json") !=
+          std::string::npos);
+  }
   TempDir tmp;
   std::string out = (tmp.dir / "residuals.json").string();
-  auto r = run_dtsim("validate " + runs + " --residuals '" + out + "'", source.string());
+  auto r = run_dtsim(command.substr(6) + " --residuals '" + out + "'", source.string());
   REQUIRE(r.status == 0);
   json fresh = json::parse(dtsim::test::read_text(out));
-  json shipped = json::parse(dtsim::test::read_text(dtsim::test::source_path("calibration/residuals.json")));
   if (fresh != shipped) {
     std::string diff;
     for (const auto& op : json::diff(shipped, fresh)) {
       if (diff.size() > 1500) break;
       diff += "  " + op.dump() + "\n";
     }
-    FAIL("calibration/residuals.json is stale; regenerate it in " << source.string() << " with\n  build/dtsim validate "
-                                                                   << runs << " --residuals calibration/residuals.json\n"
+    FAIL("calibration/residuals.json is stale; regenerate it in " << source.string() << " with\n  build/"
+                                                                   << command << " --residuals calibration/residuals.json\n"
                                                                    << "differences (shipped -> fresh):\n" << diff);
   }
 }
