@@ -199,13 +199,14 @@ std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision, const Fu
   double act_bytes = (s.gate + 1) * kAct, act_kernels = 1;
   // The fused bias-dropout-add writes its mask only when there is dropout to apply.
   double bda_bytes = 3 * kAct + (s.hidden_dropout ? 1 : 0), bda_kernels = 1;
+  bool separate_bias = s.mlp_bias && !fused.bias_in_gemm;
   if (!fused.activation) {
-    if (s.mlp_bias) act_bytes += s.gate * 2 * kAct, act_kernels += 1;
+    if (separate_bias) act_bytes += s.gate * 2 * kAct, act_kernels += 1;
     if (s.gate > 1) act_bytes += 2 * kAct, act_kernels += 1;
   }
   if (!fused.residual) {
     if (s.hidden_dropout) bda_bytes += 2 * kAct, bda_kernels += 1;
-    if (s.mlp_bias) bda_bytes += 2 * kAct, bda_kernels += 1;
+    if (separate_bias) bda_bytes += 2 * kAct, bda_kernels += 1;
   }
   // Unfused RMSNorm (torchtitan RMSNorm.forward: self._norm(x.float()).type_as(x) * self.weight,
   // _norm = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)): upcast (read 2, write 4),
@@ -247,6 +248,13 @@ std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision, const Fu
     e.push_back(!fused.rope          ? memory("attn.rope", qk, 28, 6)
                 : s.rope_scaled      ? memory("attn.rope", qk, 24, 6)
                                      : memory("attn.rope", qk, 2 * kAct));
+  // FlashAttention on unpadded rows (llm-foundry's MPT flash_attn_fn; flash_attn.bert_padding):
+  // unpad_input gathers Q, K and V into packed rows (index_first_axis: read 2, write 2 each) and
+  // pad_input writes the output into a zeroed full tensor (zeros 2, index_put read 2, write 2), even
+  // when nothing is padded: 4 (q + 2 kv) + 6 q bytes per token in 5 kernels (backward: see
+  // layer_backward).
+  if (fused.attention_unpad)
+    e.push_back(memory("attn.unpad", s.tokens, 4 * (s.q_width + 2 * s.kv_width) + 6 * s.q_width, 5));
   if (s.cp > 1) {
     // Ring attention (Transformer Engine AttnFuncWithCPAndKVP2P.forward): K and V are packed into
     // one p2p buffer (read 2, write 2), the output is zeroed and each of the cp partial results
@@ -566,15 +574,27 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
   // Megatron's unfused RoPE backward: the gradient times cos and times sin (2 + 2 each), the
   // negation's and chunk's inverses (1 + 1, 2 + 2) and the two branches summed (4 + 2): 20 bytes
   // per element against the forward's 24.
+  // Unpadded attention's backward: pad_input's gradient gathered back (4 q), each of Q, K and V's
+  // gradients scattered into a zeroed full tensor (zeros 2, scatter_ read 2, write 2), and the
+  // three concatenated into the fused QKV linear's output gradient (the split's backward: read 2,
+  // write 2): 4 q + 10 (q + 2 kv) bytes per token in 8 kernels.
+  double qkv = s.q_width + 2 * s.kv_width;
+  double unpad = (4 * s.q_width + 10 * qkv) / (4 * qkv + 6 * s.q_width);
   bool megatron_unfused_rope = fusions.rope && s.rope_scaled;
   for (Op& e : layer_elementwise(s, precision, fusions)) {
     double k = e.name == "moe.permute" || e.name == "moe.sort_chunks" ? 1.0
                : e.name == "attn.rope" && megatron_unfused_rope  ? 20.0 / 24.0
+               : e.name == "attn.unpad"                          ? unpad
                                                                  : 2.0;
+    if (e.name == "attn.unpad") e.kernels = 8;
     e.name += ".bwd";
     e.bytes = e.bytes * k;
     ops.push_back(std::move(e));
   }
+  // Biases added in the GEMM's epilogue get their gradients from reductions of their own (PyTorch
+  // AddmmBackward: grad.sum(0)), reading the output gradient of the QKV, projection, FC1 and FC2.
+  if (s.mlp_bias && fusions.bias_in_gemm)
+    ops.push_back(memory("linear.bias.bwd", s.tokens, kAct * (qkv + 2 * s.hidden * s.sp + s.ffn * s.gate), 4));
   if (s.routing_kernels > 0) ops.push_back(moe_routing_op(s, true));
   if (precision == Dtype::fp8 || precision == Dtype::fp4)
     for (Op& q : quantize_ops(s, fusions, true, precision)) ops.push_back(std::move(q));

@@ -76,6 +76,13 @@ struct Fusions {
   bool residual = true;    ///< bias + dropout + residual add
   bool rope = true;        ///< rotary embedding of Q and K
   bool rms_norm = true;    ///< RMSNorm (PyTorch's LayerNorm is one native kernel either way)
+  /// The linears add their biases in the GEMM's epilogue (PyTorch nn.Linear: addmm, cuBLASLt's bias
+  /// epilogue), each bias gradient a reduction of the output gradient of its own; false: the bias
+  /// is added by the activation or bias-dropout-add (Megatron's skip_bias_add), fused or not.
+  bool bias_in_gemm = false;
+  /// The attention runs FlashAttention's varlen kernel on unpadded rows (flash_attn.bert_padding):
+  /// Q, K and V gathered into packed rows and the output scattered back, every layer.
+  bool attention_unpad = false;
   /// fp8 runs: the scaling recipe, and whether the GPU's fp8 GEMMs need transposed operand copies
   /// (Hopper; see fp8_needs_transpose). They decide the quantization kernels (quantize_ops).
   spec::Fp8Recipe fp8_recipe = spec::Fp8Recipe::delayed;

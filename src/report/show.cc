@@ -213,6 +213,8 @@ nlohmann::json software_json(const spec::Software& w) {
           {"bias_dropout_add_fusion", w.bias_dropout_add_fusion},
           {"rope_fusion", w.rope_fusion},
           {"rmsnorm_fusion", w.rmsnorm_fusion},
+          {"linear_bias_epilogue", w.linear_bias_epilogue},
+          {"attention_unpad", w.attention_unpad},
           {"fp8_recipe", spec::to_string(w.fp8_recipe)},
           {"moe_dispatcher", spec::to_string(w.moe_dispatcher)},
           {"moe_a2a_overlap", w.moe_a2a_overlap},

@@ -574,6 +574,8 @@ LayerKernels layer_kernels(const StepSpec& s) {
                         .residual = s.software.bias_dropout_add_fusion,
                         .rope = s.software.rope_fusion,
                         .rms_norm = s.software.rmsnorm_fusion,
+                        .bias_in_gemm = s.software.linear_bias_epilogue,
+                        .attention_unpad = s.software.attention_unpad,
                         .fp8_recipe = s.software.fp8_recipe,
                         .fp8_transpose = cost::fp8_needs_transpose(s.cluster->gpu)};
   k.forward = cost::layer_forward(sh, attn, s.train.precision, overlap, fusions);

@@ -67,6 +67,8 @@ Software read_software(ObjectReader r) {
   s.bias_dropout_add_fusion = r.optional_boolean("bias_dropout_add_fusion").value_or(true);
   s.rope_fusion = r.optional_boolean("rope_fusion").value_or(true);
   s.rmsnorm_fusion = r.optional_boolean("rmsnorm_fusion").value_or(true);
+  s.linear_bias_epilogue = r.optional_boolean("linear_bias_epilogue").value_or(false);
+  s.attention_unpad = r.optional_boolean("attention_unpad").value_or(false);
   s.fp8_recipe = static_cast<Fp8Recipe>(r.optional_choice("fp8_recipe", {"delayed", "current", "mxfp8"}).value_or(0));
   s.moe_dispatcher =
       static_cast<MoeDispatcher>(r.optional_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}).value_or(0));

@@ -211,6 +211,10 @@ struct Software {
   bool bias_dropout_add_fusion = true;
   bool rope_fusion = true;
   bool rmsnorm_fusion = true;
+  /// The linears add their biases in the GEMM's epilogue (PyTorch nn.Linear; cost::Fusions).
+  bool linear_bias_epilogue = false;
+  /// The attention unpads Q, K and V and pads its output back every layer (cost::Fusions).
+  bool attention_unpad = false;
   /// The scaling recipe of fp8 runs (Megatron-Core --fp8-recipe; delayed is its default).
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   /// A run at `precision` under this stack has block-scaled (MXFP8) fp8 GEMMs.

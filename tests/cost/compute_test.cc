@@ -243,6 +243,39 @@ TEST_CASE("cost::layer_forward: unfused element-wise chains move their intermedi
   CHECK(named(eager_b, "norm1.bwd").bytes.value() == th * 72);
 }
 
+TEST_CASE("cost::layer_forward/backward: nn.Linear's biases in the GEMM epilogue; unpadded flash attention", "[cost]") {
+  // PyTorch's nn.Linear adds its bias in cuBLASLt's epilogue (addmm): no bias pass before the
+  // activation or beside the residual add; the backward reduces each linear's output gradient for
+  // its bias (QKV, projection, FC1, FC2 outputs read once: 2 bytes per element, 4 kernels).
+  cost::LayerShape g = gpt3_tp4();
+  REQUIRE(g.mlp_bias);
+  cost::Fusions eager{.activation = false, .residual = false, .rope = false, .rms_norm = false};
+  cost::Fusions linear = eager;
+  linear.bias_in_gemm = true;
+  auto f = cost::layer_forward(g, spec::AttentionKernel::flash, spec::Dtype::bf16, {}, linear);
+  CHECK(named(f, "mlp.act").bytes.value() == g.tokens * g.ffn * 4);
+  CHECK(named(f, "mlp.bda").bytes.value() == g.tokens * g.hidden * g.sp * 11);
+  auto b = cost::layer_backward(g, spec::AttentionKernel::flash, spec::Dtype::bf16, {}, std::nullopt, linear);
+  double qkv = g.q_width + 2 * g.kv_width;
+  CHECK(named(b, "linear.bias.bwd").bytes.value() == g.tokens * 2 * (qkv + 2 * g.hidden * g.sp + g.ffn));
+  CHECK(named(b, "linear.bias.bwd").kernels == 4);
+  auto plain = cost::layer_backward(g, spec::AttentionKernel::flash, spec::Dtype::bf16, {}, std::nullopt, eager);
+  CHECK(std::none_of(plain.begin(), plain.end(), [](const cost::Op& o) { return o.name == "linear.bias.bwd"; }));
+  // llm-foundry's flash path unpads Q, K, V (a gather each: 4 bytes) and pads the output (zeros
+  // and index_put: 6): 4 (q + 2 kv) + 6 q per token, 5 kernels; backward the output gradient
+  // gathered (4 q), each of Q, K, V's scattered into zeros (6) and concatenated (4): 4 q + 10 (q +
+  // 2 kv), 8 kernels.
+  cost::Fusions unpad = linear;
+  unpad.attention_unpad = true;
+  auto uf = cost::layer_forward(g, spec::AttentionKernel::flash, spec::Dtype::bf16, {}, unpad);
+  CHECK_THAT(named(uf, "attn.unpad").bytes.value(), WithinRel(g.tokens * (4 * qkv + 6 * g.q_width), 1e-12));
+  CHECK(named(uf, "attn.unpad").kernels == 5);
+  auto ub = cost::layer_backward(g, spec::AttentionKernel::flash, spec::Dtype::bf16, {}, std::nullopt, unpad);
+  CHECK_THAT(named(ub, "attn.unpad.bwd").bytes.value(), WithinRel(g.tokens * (4 * g.q_width + 10 * qkv), 1e-12));
+  CHECK(named(ub, "attn.unpad.bwd").kernels == 8);
+  CHECK(std::none_of(f.begin(), f.end(), [](const cost::Op& o) { return o.name == "attn.unpad"; }));
+}
+
 TEST_CASE("cost::layer_forward: a clamped GLU's clamps and cat run outside the fused activation", "[cost]") {
   spec::Model oss = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/gpt-oss-120b.json");
   REQUIRE(oss.activation_clamp == 7.0);
