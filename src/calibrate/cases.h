@@ -8,6 +8,7 @@
 
 #include "engine/simulate.h"
 #include "network/backend.h"
+#include "schedule/pass_cost.h"
 #include "spec/calibration.h"
 #include "spec/cluster.h"
 #include "spec/validation_file.h"
@@ -44,6 +45,7 @@ struct CaseOutcome {
   double speed_spread = 0;              ///< of the profile simulated with
   std::string profile;                  ///< its name
   std::vector<Alternative> unstated;    ///< filled by unstated_alternatives (validate --unstated)
+  std::optional<schedule::LayerKernels> kernels;  ///< filled by case_kernels (validate --kernels)
   [[nodiscard]] std::optional<double> error_pct() const;  ///< (predicted - measured) / measured * 100
   /// `a`'s error against this case's measurement, when it has a prediction.
   [[nodiscard]] std::optional<double> error_pct(const Alternative& a) const;
@@ -102,6 +104,10 @@ struct PreparedCase {
                                                              const PreparedCase& taken,
                                                              const std::optional<spec::Calibration>& profile,
                                                              network::Kind net, network::Engine eng);
+/// One layer's kernels on one rank of the prepared case, priced with `cal` as `simulate --kernels`
+/// lists them (`validate --kernels`); nullopt when the case cannot run.
+[[nodiscard]] std::optional<schedule::LayerKernels> case_kernels(const PreparedCase& p, const spec::Calibration& cal);
+
 /// simulate_case with the case's own profile.
 [[nodiscard]] CaseOutcome simulate_case(const PreparedCase& p, network::Kind net = network::Kind::analytical,
                                         network::Engine eng = network::Engine::longest_path);

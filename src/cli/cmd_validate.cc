@@ -1,8 +1,9 @@
 // `dtsim validate FILE...`: predicted vs measured step time of published (or your own) runs.
 #include <fstream>
-#include <map>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <set>
 
 #include "calibrate/cases.h"
 #include "calibrate/residuals.h"
@@ -19,6 +20,7 @@ namespace {
 struct ValidateArgs {
   std::vector<std::string> files;
   std::vector<std::string> recipes;
+  std::vector<std::string> only;  ///< --case ids; empty: every case
   std::string calibration;
   std::string residuals;
   std::string network = "analytical";
@@ -27,6 +29,7 @@ struct ValidateArgs {
   bool json = false;
   bool verbose = false;
   bool unstated = false;
+  bool kernels = false;
 };
 
 // The command that produced the residuals, without date or paths of the binary: what a reader
@@ -37,12 +40,13 @@ std::string provenance(const ValidateArgs& a) {
   for (const std::string& r : a.recipes) s += " --recipes " + r;
   if (a.no_recipes) s += " --no-recipes";
   if (!a.calibration.empty()) s += " --calibration " + a.calibration;
+  for (const std::string& id : a.only) s += " --case " + id;
   return s;
 }
 
 // Every recipes file applies to every validation file; an entry is unused only when no file has
-// its case. Returns how many cases took a fact from one.
-std::size_t apply_all_recipes(std::vector<spec::ValidationFile>& files, const std::vector<std::string>& recipes,
+// its case.
+void apply_all_recipes(std::vector<spec::ValidationFile>& files, const std::vector<std::string>& recipes,
                               bool report_unused) {
   for (const std::string& path : recipes) {
     spec::RecipesFile r = spec::load_recipes_file(path);
@@ -53,6 +57,10 @@ std::size_t apply_all_recipes(std::vector<spec::ValidationFile>& files, const st
       for (const auto& [id, n] : misses)
         if (n == files.size()) std::cerr << "note: " << path << ": no case " << id << " in the files validated; recipe unused\n";
   }
+}
+
+// How many cases took a fact from a recipes file.
+std::size_t cases_with_recipes(const std::vector<spec::ValidationFile>& files) {
   std::size_t used = 0;
   for (const spec::ValidationFile& f : files)
     for (const auto& c : f.cases) used += c.recipe_notes.empty() ? 0 : 1;
@@ -69,6 +77,20 @@ void check_unique_ids(const std::vector<spec::ValidationFile>& files) {
         throw SpecError(f.path + ":" + c.pointer + "/id",
                         "expected an id no other validated case has, got \"" + c.id + "\" (also in " + it->second + ")");
     }
+}
+
+// Keeps the cases `ids` names (all when empty); an id no file has is an error, not an empty report.
+void keep_cases(std::vector<spec::ValidationFile>& files, const std::vector<std::string>& ids) {
+  if (ids.empty()) return;
+  std::set<std::string> wanted(ids.begin(), ids.end()), found;
+  for (spec::ValidationFile& f : files)
+    std::erase_if(f.cases, [&](const spec::ValidationCase& c) {
+      bool keep = wanted.count(c.id) > 0;
+      if (keep) found.insert(c.id);
+      return !keep;
+    });
+  for (const std::string& id : ids)
+    if (!found.count(id)) throw SpecError("--case", "expected the id of a case in the files validated, got \"" + id + "\"");
 }
 
 void write_residuals(const ValidateArgs& a, const std::vector<calibrate::PreparedCase>& prepared,
@@ -97,6 +119,10 @@ void add_validate(CLI::App& app, Action& action) {
                 "A dtsim-validation-recipes/1 file: sourced facts for fields the cases leave null, applied to every "
                 "file (repeatable; default: calibration/validation-recipes.json)");
   v->add_flag("--no-recipes", args->no_recipes, "Fill nulls by the schema's rules only");
+  v->add_option("--case", args->only, "Validate only the case with this id (repeatable)");
+  v->add_flag("--kernels", args->kernels,
+              "Also list one layer's kernels on one rank of each case validated, as simulate --kernels does "
+              "(with --json: a \"kernels\" member per case)");
   v->add_option("--calibration", args->calibration,
                 "Simulate every case with this profile (preset or file, e.g. from dtsim calibrate) instead of "
                 "its cluster's");
@@ -112,7 +138,9 @@ void add_validate(CLI::App& app, Action& action) {
       if (recipes.empty() && !args->no_recipes) recipes.push_back(spec::data_dir() + "/calibration/validation-recipes.json");
       if (!args->recipes.empty() && args->no_recipes)
         throw SpecError("--no-recipes", "expected it without --recipes, got both");
-      std::size_t used = apply_all_recipes(files, recipes, !args->recipes.empty());
+      apply_all_recipes(files, recipes, !args->recipes.empty());
+      keep_cases(files, args->only);
+      std::size_t used = cases_with_recipes(files);
       // JSON output carries the same facts in each case's "assumptions".
       if (used > 0 && !args->json) {
         std::string names;
@@ -130,6 +158,7 @@ void add_validate(CLI::App& app, Action& action) {
         for (const auto& c : f.cases) {
           prepared.push_back(calibrate::prepare_case(c, f.path, profile));
           outcomes.push_back(calibrate::simulate_case(prepared.back(), kind, eng));
+          if (args->kernels) outcomes.back().kernels = calibrate::case_kernels(prepared.back(), prepared.back().calibration);
           if (args->unstated)
             outcomes.back().unstated = calibrate::unstated_alternatives(c, f.path, prepared.back(), profile, kind, eng);
         }

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/kernels.h"
 #include "report/simulate_report.h"
 #include "report/table.h"
 
@@ -131,6 +132,7 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
         for (std::size_t k = 0; k < c.breakdown_s->size(); ++k)
           j["breakdown_s"][schedule::to_string(static_cast<schedule::Category>(k))] = (*c.breakdown_s)[k];
       j["fits"] = c.fits;
+      if (c.kernels) j["kernels"] = kernels_json(*c.kernels);
       if (!c.unstated.empty()) {
         j["unstated"] = unstated_json(c);
         for (const char* f : kUnstatedFields)
@@ -168,6 +170,8 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
       if (c.breakdown_s) out += "    = " + breakdown_text(*c.breakdown_s) + "\n";
     }
   }
+  for (const CaseOutcome& c : cases)
+    if (c.kernels) out += "\n" + c.id + ": " + c.layout + "\n" + kernels_table(*c.kernels);
   return out;
 }
 

@@ -20,6 +20,7 @@ using dtsim::test::TempDir;
 using dtsim::test::check_bad;
 using dtsim::test::run_json;
 using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
 using Catch::Matchers::Equals;
 using Catch::Matchers::StartsWith;
 using Catch::Matchers::WithinRel;
@@ -398,6 +399,52 @@ TEST_CASE("cli validate: an invalid case is reported with its reason, not skippe
   REQUIRE(text.status == 0);
   CHECK_THAT(text.out, Contains("not predicted\n\nnot predicted\n  bad-tp: ") && Contains("/cases/0/parallel/tp"));
   CHECK(j.at("summary").at("n") == 0);
+}
+
+TEST_CASE("cli validate --case, --kernels: one run of a file, and the kernels behind its prediction", "[cli]") {
+  std::string cases = dtsim::test::source_path("calibration/holdout/dgxc-dense.json");
+  std::string recipes = dtsim::test::source_path("calibration/holdout/dgxc-dense-recipes.json");
+  std::string a = "dgxc-24.11.1-NEMOTRON4_15B-bf16-64xH100", b = "dgxc-24.11.1-NEMOTRON4_340B-bf16-128xH100";
+  std::string job = "validate '" + cases + "' --recipes '" + recipes + "'";
+  json all = run_json(job + " --json");
+  REQUIRE(all.at("cases").size() > 2);
+  auto in_all = [&](const std::string& id) {
+    for (const json& c : all.at("cases"))
+      if (c.at("id") == id) return c;
+    FAIL("no case " << id);
+    return json();
+  };
+  // Only the cases named, predicted as in the whole file's run, in the file's order.
+  json two = run_json(job + " --case " + b + " --case " + a + " --json");
+  REQUIRE(two.at("cases").size() == 2);
+  CHECK(two.at("cases")[0].at("id") == a);
+  CHECK(two.at("cases")[1].at("id") == b);
+  CHECK(two.at("cases")[0].at("predicted_s") == in_all(a).at("predicted_s"));
+  CHECK(two.at("summary").at("n") == 2);
+  CHECK_FALSE(two.at("cases")[0].contains("kernels"));
+
+  // --kernels: the case's layer as simulate --kernels prices it, GEMMs at the TP-overlap chunks.
+  json k = run_json(job + " --case " + a + " --kernels --json").at("cases")[0].at("kernels");
+  REQUIRE_FALSE(k.at("forward").empty());
+  REQUIRE_FALSE(k.at("backward").empty());
+  CHECK(k.at("recompute").empty());  // the case runs without recompute
+  json sim = run_json("simulate --model nemotron4-15b --cluster dgx-h100 --gpus 64 --tp 4 --sp --mbs 4 --gbs 256 "
+                      "--seq 4096 --precision bf16 --framework nemo@24.11 --recompute none --kernels --json");
+  CHECK(k == sim.at("kernels"));
+  auto text = run_dtsim(job + " --case " + a + " --kernels");
+  CHECK(text.status == 0);
+  CHECK_THAT(text.out, Contains("\n" + a + ": tp 4 pp 1 dp 16") && Contains("kernels of one layer on one rank") &&
+                           Contains("mlp.fc1 "));
+
+  // The residuals of a subset say so in the command that regenerates them.
+  TempDir tmp;
+  std::string res = tmp.dir / "r.json";
+  REQUIRE(run_dtsim(job + " --case " + a + " --residuals '" + res + "'").status == 0);
+  json r = json::parse(dtsim::test::read_text(res));
+  CHECK(r.at("count") == 1);
+  CHECK_THAT(r.at("source").get<std::string>(), EndsWith(" --case " + a));
+
+  check_bad(job + " --case nope", Contains("--case: expected the id of a case in the files validated, got \"nope\""));
 }
 
 TEST_CASE("cli validate: a file of incomplete cases reports every one of them, exit 0", "[cli]") {
