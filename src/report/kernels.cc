@@ -82,6 +82,12 @@ std::string kernels_table(const schedule::LayerKernels& k) {
   add_pass(out, "forward", k.forward, k.ctx);
   add_pass(out, "recompute", k.recompute, k.ctx);
   add_pass(out, "backward", k.backward, k.ctx);
+  out += "kernels once per micro-batch beside the layers: the embedding on the first stage, the final norm, LM head "
+         "and cross-entropy on the last\n";
+  add_pass(out, "embedding forward", k.embedding_forward, k.ctx);
+  add_pass(out, "embedding backward", k.embedding_backward, k.ctx);
+  add_pass(out, "head forward", k.head_forward, k.ctx);
+  add_pass(out, "head backward", k.head_backward, k.ctx);
   return out;
 }
 
@@ -89,7 +95,10 @@ nlohmann::json kernels_json(const schedule::LayerKernels& k) {
   return {{"pace", k.ctx.pace},
           {"forward", pass_json(k.forward, k.ctx)},
           {"recompute", pass_json(k.recompute, k.ctx)},
-          {"backward", pass_json(k.backward, k.ctx)}};
+          {"backward", pass_json(k.backward, k.ctx)},
+          {"embedding", {{"forward", pass_json(k.embedding_forward, k.ctx)},
+                         {"backward", pass_json(k.embedding_backward, k.ctx)}}},
+          {"head", {{"forward", pass_json(k.head_forward, k.ctx)}, {"backward", pass_json(k.head_backward, k.ctx)}}}};
 }
 
 }  // namespace dtsim::report

@@ -525,6 +525,11 @@ std::optional<spec::Dtype> fused_accumulation(const StepSpec& s) {
   return s.train.grad_dtype;
 }
 
+// The last stage's final norm, LM head and cross-entropy, as the stack runs them.
+std::vector<Op> head_ops(const StepSpec& s, const cost::LayerShape& sh, bool backward) {
+  return cost::logits_ops(sh, s.software.cross_entropy, backward, fused_accumulation(s));
+}
+
 }  // namespace
 
 cost::ComputeContext compute_context(const StepSpec& s) {
@@ -584,6 +589,10 @@ LayerKernels layer_kernels(const StepSpec& s) {
     k.recompute = k.forward;
   else if (s.train.recompute == spec::Recompute::selective)
     k.recompute = cost::selective_recompute(k.forward, sh, s.train.selective_modules());
+  k.embedding_forward = cost::embedding_ops(sh, false);
+  k.embedding_backward = cost::embedding_ops(sh, true);
+  k.head_forward = head_ops(s, sh, false);
+  k.head_backward = head_ops(s, sh, true);
   return k;
 }
 
@@ -706,7 +715,7 @@ PassCost head_cost(const StepSpec& s, const CommPricer& net, bool backward) {
   cost::LayerShape sh = cost::layer_shape(*s.model, s.par, s.train);
   PassCost p;
   cost::ComputeContext ctx = compute_context(s);
-  add(p, Category::compute, cost::ops_time(cost::logits_ops(sh, s.software.cross_entropy, backward, fused_accumulation(s)), ctx));
+  add(p, Category::compute, cost::ops_time(head_ops(s, sh, backward), ctx));
   // An untied LM head, or the last stage's copy of a tied one, has its own main grad.
   if (backward && !s.train.frozen_base() && (!s.model->tied_embeddings || s.par.pp > 1))
     add_grad_accumulation(p, s, vocab_rows(s), 1, ctx);

@@ -49,6 +49,9 @@ struct LayerKernels {
   cost::ComputeContext ctx;
   std::vector<cost::Op> forward, backward;
   std::vector<cost::Op> recompute;  ///< re-run inside backward (full: the forward; selective: attention)
+  /// Once per micro-batch beside the layers: the word embedding on the first stage, and the final
+  /// norm, LM head and cross-entropy on the last (what embedding_cost and head_cost price).
+  std::vector<cost::Op> embedding_forward, embedding_backward, head_forward, head_backward;
 };
 [[nodiscard]] LayerKernels layer_kernels(const StepSpec& s);
 

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include "cli_helpers.h"
@@ -73,8 +74,23 @@ TEST_CASE("cli simulate --kernels: one layer's kernels, their roofline terms and
     if (op["name"] == "mlp.fc1") CHECK(op["bound"] == "math");
     if (op["name"] == "norm1") CHECK(op["bound"] == "memory");
   }
+  // Beside the layers, once per micro-batch: the LM head's GEMMs on the rank's vocabulary shard
+  // (128,256 / TP 2) over the micro-batch's 2,048 tokens, its cross-entropy, the embedding.
+  const nlohmann::json& head = k["head"];
+  std::map<std::string, nlohmann::json> ops;
+  for (const char* pass : {"forward", "backward"})
+    for (const nlohmann::json& op : head[pass]) ops[op["name"]] = op;
+  for (const char* name : {"logits", "logits.dgrad", "logits.wgrad", "cross_entropy", "cross_entropy.bwd", "final_norm"})
+    CHECK(ops.count(name) == 1);
+  CHECK(ops["logits"]["m"] == 2048);
+  CHECK(ops["logits"]["n"] == 64128);
+  CHECK(ops["logits"]["k"] == 4096);
+  CHECK(ops["cross_entropy"]["bound"] == "memory");
+  REQUIRE(k["embedding"]["forward"].size() == 1);
+  CHECK(k["embedding"]["forward"][0]["name"] == "embedding");
   auto r = run_dtsim(job + " --kernels");
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Contains("step time") && Contains("kernels of one layer on one rank") && Contains("forward: ") &&
-                        Contains("backward: ") && Contains("mlp.fc1.wgrad"));
+                        Contains("backward: ") && Contains("mlp.fc1.wgrad") && Contains("\nhead forward: ") &&
+                        Contains("\nembedding backward: "));
 }
