@@ -74,6 +74,35 @@ nlohmann::json pass_json(const std::vector<cost::Op>& ops, const cost::ComputeCo
   return a;
 }
 
+// The host blocks in issue order, with their names as printed.
+std::vector<std::pair<const char*, Seconds>> host_rows(const schedule::HostBlocks& h) {
+  return {{"attention", h.attention}, {"router", h.router}, {"preprocess", h.preprocess},
+          {"dispatch", h.dispatch},   {"fc1", h.fc1},       {"act", h.act},
+          {"fc2", h.fc2},             {"shared", h.shared}, {"combine", h.combine}};
+}
+
+nlohmann::json host_json(const schedule::HostBlocks& h) {
+  nlohmann::json j;
+  for (const auto& [name, time] : host_rows(h)) j[std::string(name) + "_s"] = time.value();
+  j["backward_gemms_s"] = h.backward_gemms.value();
+  j["forward_s"] = h.total().value();
+  j["backward_s"] = h.backward().value();
+  return j;
+}
+
+void add_host(std::string& out, const schedule::HostBlocks& h, Seconds forward_gpu, Seconds backward_gpu) {
+  if (h.total().value() <= 0 && h.backward_gemms.value() <= 0) return;
+  Table t({"block", "us"});
+  for (const auto& [name, time] : host_rows(h))
+    if (time.value() > 0) t.add({name, fixed(time.value() * 1e6, 1)});
+  out += "host: " + fixed(h.total().value() * 1e3, 3) + " ms to issue the forward against " +
+         fixed(forward_gpu.value() * 1e3, 3) + " ms of its kernels, " + fixed(h.backward().value() * 1e3, 3) +
+         " ms the backward (no preprocess, " + fixed(h.backward_gemms.value() * 1e6, 1) + " us more GEMM calls) against " +
+         fixed(backward_gpu.value() * 1e3, 3) +
+         " ms (the cluster's host_issue_us; what outlasts the GPU's work, or follows a wait, is the breakdown's host)\n" +
+         t.render() + "\n";
+}
+
 }  // namespace
 
 std::string kernels_table(const schedule::LayerKernels& k) {
@@ -82,6 +111,7 @@ std::string kernels_table(const schedule::LayerKernels& k) {
   add_pass(out, "forward", k.forward, k.ctx);
   add_pass(out, "recompute", k.recompute, k.ctx);
   add_pass(out, "backward", k.backward, k.ctx);
+  add_host(out, k.host, cost::ops_time(k.forward, k.ctx), cost::ops_time(k.backward, k.ctx));
   out += "kernels once per micro-batch beside the layers: the embedding on the first stage, the final norm, LM head "
          "and cross-entropy on the last\n";
   add_pass(out, "embedding forward", k.embedding_forward, k.ctx);
@@ -98,7 +128,8 @@ nlohmann::json kernels_json(const schedule::LayerKernels& k) {
           {"backward", pass_json(k.backward, k.ctx)},
           {"embedding", {{"forward", pass_json(k.embedding_forward, k.ctx)},
                          {"backward", pass_json(k.embedding_backward, k.ctx)}}},
-          {"head", {{"forward", pass_json(k.head_forward, k.ctx)}, {"backward", pass_json(k.head_backward, k.ctx)}}}};
+          {"head", {{"forward", pass_json(k.head_forward, k.ctx)}, {"backward", pass_json(k.head_backward, k.ctx)}}},
+          {"host", host_json(k.host)}};
 }
 
 }  // namespace dtsim::report

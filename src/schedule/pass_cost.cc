@@ -385,6 +385,23 @@ void add_tp_amax(PassCost& p, const StepSpec& s, const CommPricer& net, const co
   add(p, Category::tp_comm, net.time({Comm::Op::all_reduce, Group::tp, bytes(4)}) * calls);
 }
 
+// The alltoall dispatcher's preprocess under dropless routing, in calls of a torch op: what the
+// one in-situ profile of it measured, not its op census. yanring/Megatron-MoE-ModelZoo #7
+// (2025-08-18; 8 B200s on a DGX B200's Xeon 8570, Qwen3-30B-A3B, EP 8, MBS 1, bf16, eager,
+// alltoall, dropless, force-balanced) timed the MoE layer's "router and preprocess" NVTX range at a
+// mean 2.17 ms (median 1.87); no host wait falls inside it (the token counts' wait is in the
+// dispatch, cuda_sync_point "before_ep_alltoall"), so it is host time. Less the router as that
+// Megatron-Core ran it (0.14, before router fusion: the gating GEMM as a TE call and 11 ops --
+// random logits, top-k, softmax, two scatters into zeroed maps, casts, a sum), 2.17 ms - 61.65 us -
+// 11 x 22.96 us = 1.86 ms at that host's in-situ costs (topologies/dgx-b200.json) = 81 calls.
+// The census (docs/research/mcore-moe-host-ops.md: 6 kernels, ~8 views, the counts' all-gather
+// through c10d, 4 device-to-host copies with their events) gives ~0.5 ms: what the rest is (Python,
+// pinned-buffer copies, the collective's host path) is not known. Token drop with padding knows
+// its counts in advance and runs none of it; other dispatchers keep their census.
+constexpr double kAlltoallDroplessPreprocessCalls = 81;
+
+}  // namespace
+
 // Host (CPU) time to issue one layer's forward from Python, as Megatron-Core's Transformer
 // Engine layer spec calls it (counts read off megatron/core/transformer and moe/: TE modules and
 // PyTorch eager ops), at the cluster's per-call costs (host_issue_us, from TransformerEngine issue
@@ -404,32 +421,6 @@ void add_tp_amax(PassCost& p, const StepSpec& s, const CommPricer& net, const co
 // (docs/research/te-grouped-linear-host-ops.md). Each is priced as a torch op, whose measured unit
 // is one Linear call -- a cuBLAS GEMM and its glue (on a DGX B200 host in situ 21.4 us; that
 // profile's nvte_cublas_gemm ranges average 20.3 us, docs/research/x86-moe-host.md).
-struct HostBlocks {
-  Seconds attention{0}, router{0}, preprocess{0}, dispatch{0}, fc1{0}, act{0}, fc2{0}, shared{0}, combine{0};
-  Seconds backward_gemms{0};  ///< what the backward issues beyond the forward's blocks
-  [[nodiscard]] Seconds total() const {
-    return attention + router + preprocess + dispatch + fc1 + act + fc2 + shared + combine;
-  }
-  /// What the backward issues: the forward's blocks but the dispatcher's preprocess (token counts
-  /// and split sizes, which have no gradient), and its extra GEMM calls.
-  [[nodiscard]] Seconds backward() const { return total() - preprocess + backward_gemms; }
-};
-
-// The alltoall dispatcher's preprocess under dropless routing, in calls of a torch op: what the
-// one in-situ profile of it measured, not its op census. yanring/Megatron-MoE-ModelZoo #7
-// (2025-08-18; 8 B200s on a DGX B200's Xeon 8570, Qwen3-30B-A3B, EP 8, MBS 1, bf16, eager,
-// alltoall, dropless, force-balanced) timed the MoE layer's "router and preprocess" NVTX range at a
-// mean 2.17 ms (median 1.87); no host wait falls inside it (the token counts' wait is in the
-// dispatch, cuda_sync_point "before_ep_alltoall"), so it is host time. Less the router as that
-// Megatron-Core ran it (0.14, before router fusion: the gating GEMM as a TE call and 11 ops --
-// random logits, top-k, softmax, two scatters into zeroed maps, casts, a sum), 2.17 ms - 61.65 us -
-// 11 x 22.96 us = 1.86 ms at that host's in-situ costs (topologies/dgx-b200.json) = 81 calls.
-// The census (docs/research/mcore-moe-host-ops.md: 6 kernels, ~8 views, the counts' all-gather
-// through c10d, 4 device-to-host copies with their events) gives ~0.5 ms: what the rest is (Python,
-// pinned-buffer copies, the collective's host path) is not known. Token drop with padding knows
-// its counts in advance and runs none of it; other dispatchers keep their census.
-constexpr double kAlltoallDroplessPreprocessCalls = 81;
-
 HostBlocks layer_host_blocks(const StepSpec& s, const cost::LayerShape& sh) {
   const spec::Cluster& c = *s.cluster;
   const spec::CudaGraphs& g = s.software.cuda_graphs;
@@ -453,6 +444,8 @@ HostBlocks layer_host_blocks(const StepSpec& s, const cost::LayerShape& sh) {
   b.backward_gemms = issue(0, 2 * sh.experts_local);
   return b;
 }
+
+namespace {
 
 // Where an MoE layer's forward makes the host wait for the GPU, the host cannot run ahead: from
 // the wait it issues the blocks that follow in order, each block's kernels start only once it has
@@ -593,6 +586,7 @@ LayerKernels layer_kernels(const StepSpec& s) {
   k.embedding_backward = cost::embedding_ops(sh, true);
   k.head_forward = head_ops(s, sh, false);
   k.head_backward = head_ops(s, sh, true);
+  k.host = layer_host_blocks(s, sh);
   return k;
 }
 
@@ -658,7 +652,7 @@ LayerCost layer_cost(const StepSpec& s, const CommPricer& net) {
   // A pass whose host work outlasts its GPU work leaves the GPU waiting for launches: the
   // difference is exposed (the host runs ahead otherwise; TransformerEngine #2053, #761) -- in an
   // MoE forward it cannot run past its waits (moe_forward_waits).
-  HostBlocks host_blocks = layer_host_blocks(s, sh);
+  const HostBlocks& host_blocks = k.host;
   Seconds host = host_blocks.total(), fwd_gpu = to_seconds(lc.forward.total());
   Seconds sync = moe_forward_waits(s, sh, host_blocks, fwd, ctx, category_time(lc.forward, Category::ep_comm), fwd_gpu);
   for (PassCost* pc : {&lc.forward, &lc.backward}) {

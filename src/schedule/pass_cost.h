@@ -43,6 +43,21 @@ struct LayerCost {
   PassCost offload_forward, offload_backward;
 };
 
+/// Host (CPU) time to issue one layer's forward, by block in issue order (layer_host_blocks in
+/// pass_cost.cc says what each block issues and where its per-call costs come from). Zero where
+/// CUDA graphs capture the block or the cluster states no host costs.
+struct HostBlocks {
+  Seconds attention{0}, router{0}, preprocess{0}, dispatch{0}, fc1{0}, act{0}, fc2{0}, shared{0}, combine{0};
+  Seconds backward_gemms{0};  ///< what the backward issues beyond the forward's blocks
+  [[nodiscard]] Seconds total() const {
+    return attention + router + preprocess + dispatch + fc1 + act + fc2 + shared + combine;
+  }
+  /// What the backward issues: the forward's blocks but the dispatcher's preprocess (token counts
+  /// and split sizes, which have no gradient), and its extra GEMM calls.
+  [[nodiscard]] Seconds backward() const { return total() - preprocess + backward_gemms; }
+};
+[[nodiscard]] HostBlocks layer_host_blocks(const StepSpec& s, const cost::LayerShape& sh);
+
 /// The kernels of one layer's passes on one rank, and how they are priced.
 struct LayerKernels {
   cost::LayerShape shape;  ///< the rank's shapes (MoE experts: the busiest rank's tokens)
@@ -52,6 +67,7 @@ struct LayerKernels {
   /// Once per micro-batch beside the layers: the word embedding on the first stage, and the final
   /// norm, LM head and cross-entropy on the last (what embedding_cost and head_cost price).
   std::vector<cost::Op> embedding_forward, embedding_backward, head_forward, head_backward;
+  HostBlocks host;  ///< what the CPU spends issuing the layer
 };
 [[nodiscard]] LayerKernels layer_kernels(const StepSpec& s);
 

@@ -88,9 +88,22 @@ TEST_CASE("cli simulate --kernels: one layer's kernels, their roofline terms and
   CHECK(ops["cross_entropy"]["bound"] == "memory");
   REQUIRE(k["embedding"]["forward"].size() == 1);
   CHECK(k["embedding"]["forward"][0]["name"] == "embedding");
+  // What the host spends issuing the layer: a dense layer's attention and MLP blocks, at the
+  // cluster's per-call costs (3 TE modules and 4 torch ops, then 2 and 3).
+  const nlohmann::json& host = k["host"];
+  nlohmann::json issue = nlohmann::json::parse(read_text(source_path("topologies/dgx-h100.json")))["host_issue_us"];
+  double te = issue["te_module"].get<double>() * 1e-6, op = issue["torch_op"].get<double>() * 1e-6;
+  CHECK_THAT(host["attention_s"].get<double>(), WithinRel(3 * te + 4 * op, 1e-9));
+  CHECK_THAT(host["fc1_s"].get<double>(), WithinRel(2 * te + 3 * op, 1e-9));
+  CHECK_THAT(host["forward_s"].get<double>(), WithinRel(host["attention_s"].get<double>() + host["fc1_s"].get<double>(), 1e-12));
+  CHECK(host["backward_s"] == host["forward_s"]);  // a dense layer: no preprocess, no grouped GEMMs
+  // CUDA graphs over the whole iteration issue nothing from Python.
+  nlohmann::json graphed = run_json(job + " --cuda-graphs full_iteration --kernels --json")["kernels"]["host"];
+  CHECK(graphed["forward_s"] == 0.0);
+  CHECK_THAT(run_dtsim(job + " --cuda-graphs full_iteration --kernels").out, !Contains("\nhost: "));
   auto r = run_dtsim(job + " --kernels");
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Contains("step time") && Contains("kernels of one layer on one rank") && Contains("forward: ") &&
                         Contains("backward: ") && Contains("mlp.fc1.wgrad") && Contains("\nhead forward: ") &&
-                        Contains("\nembedding backward: "));
+                        Contains("\nembedding backward: ") && Contains("\nhost: ") && Contains("\nattention "));
 }
