@@ -242,11 +242,13 @@ std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision, const Fu
   // _apply_rotary_pos_emb_bshd (rope_utils.py, since Megatron-LM PR #2038, 2025-10: "mscale is
   // not supported by TE's fused RoPE"): t * cos (read 2, write 2), rotate_half's negation of one
   // half and cat (1 + 1, 2 + 2), * sin (2, 2), the add (4, 2) and the closing cat with the
-  // unrotated rest (2, 2): 24 bytes per element in 6 kernels (gpt-oss).
+  // unrotated rest (2, 2): 24 bytes per element (gpt-oss), in 6 kernels per tensor, and 6 more
+  // on the [s, 1, 1, d] frequencies each call (torch.cos, * mscale, .to, the same for sin): 24
+  // kernels for the query and the key (megatron/core/models/common/embeddings/rope_utils.py).
   double qk = s.tokens * (s.q_width + s.kv_width);
   if (s.rotary)
     e.push_back(!fused.rope          ? memory("attn.rope", qk, 28, 6)
-                : s.rope_scaled      ? memory("attn.rope", qk, 24, 6)
+                : s.rope_scaled      ? memory("attn.rope", qk, 24, 24)
                                      : memory("attn.rope", qk, 2 * kAct));
   // FlashAttention on unpadded rows (llm-foundry's MPT flash_attn_fn; flash_attn.bert_padding):
   // unpad_input gathers Q, K and V into packed rows (index_first_axis: read 2, write 2 each) and
@@ -587,6 +589,7 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
                : e.name == "attn.unpad"                          ? unpad
                                                                  : 2.0;
     if (e.name == "attn.unpad") e.kernels = 8;
+    if (e.name == "attn.rope" && megatron_unfused_rope) e.kernels = 12;  // 6 per tensor; the frequencies take no gradient
     e.name += ".bwd";
     e.bytes = e.bytes * k;
     ops.push_back(std::move(e));

@@ -427,7 +427,13 @@ HostBlocks layer_host_blocks(const StepSpec& s, const cost::LayerShape& sh) {
   HostBlocks b;
   if (g.full_iteration || (c.host_torch_op.value() <= 0 && c.host_te_module.value() <= 0)) return b;
   auto issue = [&](double te, double ops) { return c.host_te_module * te + c.host_torch_op * ops; };
-  if (!g.attn) b.attention = issue(3, 4);
+  // Megatron-Core's own rotary embedding where TE's fused one cannot take YaRN's scaled cos and sin
+  // (gpt-oss; cost::layer_forward's attn.rope): per query and key tensor 15 calls instead of one --
+  // two slices, cos, * mscale, .to, sin, * mscale, .to, t * cos, chunk, the negation, cat, * sin,
+  // the add and the closing cat (megatron/core/models/common/embeddings/rope_utils.py,
+  // _apply_rotary_pos_emb_bshd and _rotate_half).
+  double rope_calls = sh.rope_scaled && s.software.rope_fusion ? 2 * 14 : 0;
+  if (!g.attn) b.attention = issue(3, 4 + rope_calls);
   if (sh.experts_local <= 0) {
     b.fc1 = issue(2, 3);
     return b;

@@ -178,7 +178,8 @@ TEST_CASE("cost::layer_backward: fused gradient accumulation reads and writes th
 TEST_CASE("cost::layer_forward/backward: YaRN-scaled RoPE runs Megatron-Core's unfused kernels", "[cost]") {
   // gpt-oss's YaRN concentration factor (1.347) is not 1, so Megatron-Core with apply_rope_fusion
   // falls back to _apply_rotary_pos_emb_bshd (rope_utils.py): 24 bytes per Q/K element in 6
-  // kernels forward, 20 backward, against the fused kernel's 4 and 8.
+  // kernels per tensor and 6 more on its cos and sin forward (24 for Q and K), 20 bytes in 6 per
+  // tensor backward, against the fused kernel's 4 and 8.
   spec::Model oss = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/gpt-oss-120b.json");
   cost::LayerShape sh = cost::layer_shape(oss, spec::Parallel{}, 1, 4096);
   REQUIRE(sh.rope_scaled);
@@ -186,8 +187,9 @@ TEST_CASE("cost::layer_forward/backward: YaRN-scaled RoPE runs Megatron-Core's u
   auto fwd = cost::layer_forward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16);
   auto bwd = cost::layer_backward(sh, spec::AttentionKernel::flash, spec::Dtype::bf16);
   CHECK(named(fwd, "attn.rope").bytes.value() == qk * 24);
-  CHECK(named(fwd, "attn.rope").kernels == 6);
+  CHECK(named(fwd, "attn.rope").kernels == 24);
   CHECK_THAT(named(bwd, "attn.rope.bwd").bytes.value(), WithinRel(qk * 20, 1e-12));
+  CHECK(named(bwd, "attn.rope.bwd").kernels == 12);
   // Unscaled cos and sin (DeepSeek-V3's mscale = mscale_all_dim, Llama) keep the fused kernel.
   cost::LayerShape plain = sh;
   plain.rope_scaled = false;

@@ -587,6 +587,24 @@ TEST_CASE("schedule::layer_cost: a clamped GLU's device tensor makes the host wa
   CHECK_THAT(forward_host(oss), WithinRel(fc2_prep - act, 1e-6));
 }
 
+TEST_CASE("schedule::layer_host_blocks: Megatron-Core's unfused YaRN rotary embedding costs the host 15 calls a tensor",
+          "[schedule]") {
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  // gpt-oss's scaled cos and sin keep TE's fused kernel out: the attention block issues its three
+  // TE modules and four ops, of which the query's and key's one rotary call each become 15.
+  MoeJob j("gpt-oss-120b");
+  double op = j.cluster.host_torch_op.value(), te = j.cluster.host_te_module.value();
+  REQUIRE(op > 0);
+  auto attention = [&] { return schedule::layer_kernels(j.spec()).host.attention.value(); };
+  CHECK_THAT(attention(), WithinRel(3 * te + (4 + 2 * 14) * op, 1e-12));
+  spec::Model oss = j.model;
+  j.model.rope_mscale = 1.0;  // unscaled (DeepSeek-V3's mscale = mscale_all_dim): the fused kernel
+  CHECK_THAT(attention(), WithinRel(3 * te + 4 * op, 1e-12));
+  j.model = oss;
+  j.sw.cuda_graphs.attn = true;  // captured with the attention: no host time at all
+  CHECK(attention() == 0);
+}
+
 TEST_CASE("schedule::layer_cost: an MoE backward issues twice the forward's expert GEMMs", "[schedule]") {
   setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
   // Qwen3-30B-A3B, EP 8 (16 local experts), a micro-batch small enough for both passes to wait on
