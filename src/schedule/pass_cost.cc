@@ -433,7 +433,15 @@ HostBlocks layer_host_blocks(const StepSpec& s, const cost::LayerShape& sh) {
   // the add and the closing cat (megatron/core/models/common/embeddings/rope_utils.py,
   // _apply_rotary_pos_emb_bshd and _rotate_half).
   double rope_calls = sh.rope_scaled && s.software.rope_fusion ? 2 * 14 : 0;
-  if (!g.attn) b.attention = issue(3, 4 + rope_calls);
+  // Qwen3's per-head norms of the queries and keys are two more Transformer Engine modules
+  // (Megatron-Core SelfAttention q_layernorm and k_layernorm, TENorm in its TE layer spec).
+  // Multi-latent attention (DeepSeek-V3) is seven modules where the fused QKV's attention is
+  // three: the input norm (TENorm), the query's and the key-value's down projections (TELinear)
+  // and up projections (TELayerNormColumnParallelLinear), DotProductAttention and the projection
+  // (Megatron-Core get_gpt_layer_with_transformer_engine_spec, multi_latent_attention); the
+  // splits, views and concatenations around them are not counted.
+  double modules = sh.kv_lora > 0 ? 7 : 3 + (sh.qk_norm ? 2 : 0);
+  if (!g.attn) b.attention = issue(modules, 4 + rope_calls);
   if (sh.experts_local <= 0) {
     b.fc1 = issue(2, 3);
     return b;

@@ -587,7 +587,7 @@ TEST_CASE("schedule::layer_cost: a clamped GLU's device tensor makes the host wa
   CHECK_THAT(forward_host(oss), WithinRel(fc2_prep - act, 1e-6));
 }
 
-TEST_CASE("schedule::layer_host_blocks: Megatron-Core's unfused YaRN rotary embedding costs the host 15 calls a tensor",
+TEST_CASE("schedule::layer_host_blocks: the attention block as Megatron-Core's layer spec issues it",
           "[schedule]") {
   setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
   // gpt-oss's scaled cos and sin keep TE's fused kernel out: the attention block issues its three
@@ -603,6 +603,15 @@ TEST_CASE("schedule::layer_host_blocks: Megatron-Core's unfused YaRN rotary embe
   j.model = oss;
   j.sw.cuda_graphs.attn = true;  // captured with the attention: no host time at all
   CHECK(attention() == 0);
+  // Module counts of the attention's layer spec: Qwen3's query and key norms add two TENorm
+  // modules; DeepSeek-V3's multi-latent attention is seven modules (norm, two down and two up
+  // projections, the attention, the output projection) where a fused QKV's is three.
+  for (auto [name, modules] : {std::pair{"qwen3-30b-a3b", 5.0}, std::pair{"deepseek-v3", 7.0}}) {
+    INFO(name);
+    MoeJob m(name);
+    double mop = m.cluster.host_torch_op.value(), mte = m.cluster.host_te_module.value();
+    CHECK_THAT(schedule::layer_kernels(m.spec()).host.attention.value(), WithinRel(modules * mte + 4 * mop, 1e-12));
+  }
 }
 
 TEST_CASE("schedule::layer_cost: an MoE backward issues twice the forward's expert GEMMs", "[schedule]") {
