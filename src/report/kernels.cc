@@ -106,7 +106,7 @@ void add_host(std::string& out, const schedule::HostBlocks& h, Seconds forward_g
 }  // namespace
 
 std::string kernels_table(const schedule::LayerKernels& k) {
-  std::string out = "kernels of one layer on one rank (communication and host time not included; x" +
+  std::string out = "kernels of one layer on one rank (communication not included; x" +
                     fixed(k.ctx.pace, 3) + " pace applied)\n";
   add_pass(out, "forward", k.forward, k.ctx);
   add_pass(out, "recompute", k.recompute, k.ctx);
