@@ -196,7 +196,7 @@ CaseOutcome simulate_case(const PreparedCase& p, const spec::Calibration& cal, e
 std::optional<schedule::LayerKernels> case_kernels(const PreparedCase& p, const spec::Calibration& cal) {
   if (!p.runnable()) return std::nullopt;
   const spec::ResolvedCase& rc = p.resolved;
-  return schedule::layer_kernels({&rc.model, &p.cluster, rc.par, rc.train, &cal, p.stack.software});
+  return schedule::listed_kernels({&rc.model, &p.cluster, rc.par, rc.train, &cal, p.stack.software});
 }
 
 double estimate_case(const PreparedCase& p, const spec::Calibration& cal, engine::Workspace& ws) {

@@ -117,10 +117,10 @@ void add_simulate(CLI::App& app, Action& action) {
       std::string out = report::simulate_report(view(j), sim.result, mem, u, args->flags.json);
       if (args->kernels && args->flags.json) {
         nlohmann::json o = nlohmann::json::parse(out);
-        o["kernels"] = report::kernels_json(schedule::layer_kernels(s));
+        o["kernels"] = report::kernels_json(schedule::listed_kernels(s));
         out = spec::json_text(o) + "\n";
       } else if (args->kernels) {
-        out += "\n" + report::kernels_table(schedule::layer_kernels(s));
+        out += "\n" + report::kernels_table(schedule::listed_kernels(s));
       }
       std::cout << out;
       return 0;

@@ -596,11 +596,16 @@ LayerKernels layer_kernels(const StepSpec& s) {
     k.recompute = k.forward;
   else if (s.train.recompute == spec::Recompute::selective)
     k.recompute = cost::selective_recompute(k.forward, sh, s.train.selective_modules());
-  k.embedding_forward = cost::embedding_ops(sh, false);
-  k.embedding_backward = cost::embedding_ops(sh, true);
-  k.head_forward = head_ops(s, sh, false);
-  k.head_backward = head_ops(s, sh, true);
   k.host = layer_host_blocks(s, sh);
+  return k;
+}
+
+LayerKernels listed_kernels(const StepSpec& s) {
+  LayerKernels k = layer_kernels(s);
+  k.embedding_forward = cost::embedding_ops(k.shape, false);
+  k.embedding_backward = cost::embedding_ops(k.shape, true);
+  k.head_forward = head_ops(s, k.shape, false);
+  k.head_backward = head_ops(s, k.shape, true);
   return k;
 }
 

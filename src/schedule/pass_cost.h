@@ -65,11 +65,14 @@ struct LayerKernels {
   std::vector<cost::Op> forward, backward;
   std::vector<cost::Op> recompute;  ///< re-run inside backward (full: the forward; selective: attention)
   /// Once per micro-batch beside the layers: the word embedding on the first stage, and the final
-  /// norm, LM head and cross-entropy on the last (what embedding_cost and head_cost price).
+  /// norm, LM head and cross-entropy on the last (what embedding_cost and head_cost price). Filled
+  /// by listed_kernels only: the step prices them in embedding_cost and head_cost.
   std::vector<cost::Op> embedding_forward, embedding_backward, head_forward, head_backward;
   HostBlocks host;  ///< what the CPU spends issuing the layer
 };
 [[nodiscard]] LayerKernels layer_kernels(const StepSpec& s);
+/// layer_kernels with the kernels beside the layers too: what `--kernels` lists.
+[[nodiscard]] LayerKernels listed_kernels(const StepSpec& s);
 
 /// Prices one layer for `s` (see pass_cost.cc for each term's source).
 [[nodiscard]] LayerCost layer_cost(const StepSpec& s, const CommPricer& net);
