@@ -26,6 +26,14 @@
 // group with k members per node drives k NIC shares in parallel. A NIC share is
 // NIC bandwidth / nic_sharing (all groups of a kind talk at once), divided by the fabric's
 // oversubscription on the levels crossed (topology::network_link).
+//
+// A NIC split into planes (Cluster::nic_planes: a ConnectX-8's 800 Gb/s as two 400G ports on a
+// Spectrum-X fabric, NVIDIA DGX SuperPOD B300 RA "each GPU has 2x 400GbE connectivity through two
+// different planes") keeps its whole bandwidth for rings and trees, whose channels NCCL spreads
+// over every NIC port it finds, and gives a point-to-point connection one plane: "Alltoall cannot
+// aggregate the bandwidth of multiple NICs, so the performance you should see is the performance
+// of a single NIC" (S. Jeaugey, NVIDIA/nccl-tests#267), and one QP -- NCCL's default -- uses one
+// port (NVIDIA/nccl#1015).
 
 namespace dtsim::cost {
 namespace {
@@ -46,7 +54,7 @@ struct Links {
   Seconds extra_hop;     // switch hops above the leaf, added to every inter-node step
 };
 
-Links group_links(const GroupShape& g, const spec::Cluster& c) {
+Links group_links(Collective op, const GroupShape& g, const spec::Cluster& c) {
   Links l{c.intra.bandwidth, BytesPerSecond(0.0), Seconds(0.0)};
   if (g.nodes <= 1) return l;
   double oversub = 1.0;
@@ -57,6 +65,8 @@ Links group_links(const GroupShape& g, const spec::Cluster& c) {
     l.extra_hop = path.latency - leaf.latency;
   }
   l.lane = c.nic_bandwidth / static_cast<double>(std::max<std::int64_t>(1, g.nic_sharing)) / oversub;
+  if (op == Collective::all_to_all || op == Collective::send_recv)
+    l.lane = l.lane / static_cast<double>(std::max<std::int64_t>(1, c.nic_planes));
   return l;
 }
 
@@ -231,7 +241,7 @@ std::vector<CollectiveEstimate> collective_candidates(Collective op, Bytes size,
                                                       const spec::CollectiveCalibration& cal) {
   std::vector<CollectiveEstimate> out;
   if (group.ranks <= 1) return out;
-  Context x{op, group, cluster, cal, group_links(group, cluster)};
+  Context x{op, group, cluster, cal, group_links(op, group, cluster)};
   auto add = [&](CollAlgo a, Protocol p, const Pass& pass) {
     if (auto t = price(x, a, p, pass)) out.push_back(make_estimate(op, size, group.ranks, *t, a, p, false));
   };
@@ -258,7 +268,7 @@ std::vector<CollectiveEstimate> collective_candidates(Collective op, Bytes size,
 Seconds ring_latency(Collective op, const GroupShape& group, const spec::Cluster& cluster,
                      const spec::CollectiveCalibration& cal) {
   if (group.ranks <= 1) return Seconds{0};
-  Context x{op, group, cluster, cal, group_links(group, cluster)};
+  Context x{op, group, cluster, cal, group_links(op, group, cluster)};
   std::optional<Seconds> t = price(x, CollAlgo::ring, Protocol::simple, ring_pass(op, 0.0, group));
   if (!t)
     throw SpecError(std::string("calibration:/collectives/") + (group.nodes > 1 ? "inter_node" : "intra_node"),

@@ -129,6 +129,16 @@ std::string host_text(const spec::Cluster& c) {
   return out;
 }
 
+// A NIC split into planes (cost/collective.cc): "NICs: 2 planes of 50.0 GB/s each; rings and trees
+// use both, a point-to-point transfer (send/recv, all-to-all) one". Nothing for a single port.
+std::string planes_text(const spec::Cluster& c) {
+  if (c.nic_planes <= 1) return "";
+  return "  NICs: " + std::to_string(c.nic_planes) + " planes of " +
+         fixed(to_gbytes_per_s(c.nic_bandwidth) / static_cast<double>(c.nic_planes), 1) +
+         " GB/s each (nic_planes); rings and trees use them all, a point-to-point transfer (send/recv, "
+         "all-to-all) one\n";
+}
+
 }  // namespace
 
 std::string show_cluster(const spec::Cluster& c, std::int64_t gpus, bool json) {
@@ -146,7 +156,8 @@ std::string show_cluster(const spec::Cluster& c, std::int64_t gpus, bool json) {
                      {"nodes", nodes}, {"fabric_levels_used", levels}, {"max_nodes", topology::max_nodes(c)},
                      {"nvlink_domain", c.nvlink_domain}, {"nvlink_domains_used", domains},
                      {"gpus_per_nvlink_domain_used", per_domain},
-                     {"nics_per_node", c.nics_per_node}, {"rail_optimized", c.rail_optimized},
+                     {"nics_per_node", c.nics_per_node}, {"nic_planes", c.nic_planes},
+                     {"rail_optimized", c.rail_optimized},
                      {"nvls", c.intra.nvls}, {"calibration", c.calibration}, {"host_cpu", spec::to_string(c.host_cpu)}};
     j["host_issue_us"] = c.host_torch_op.value() > 0 || c.host_te_module.value() > 0
                              ? nlohmann::json{{"torch_op", to_us(c.host_torch_op)}, {"te_module", to_us(c.host_te_module)}}
@@ -176,7 +187,7 @@ std::string show_cluster(const spec::Cluster& c, std::int64_t gpus, bool json) {
                     std::to_string(c.nvlink_domain) + ")"
               : "") +
          ".\n  Groups (TP, CP, EP, DP, PP neighbours) inside one domain talk over NVLink; groups spanning domains "
-         "use the NICs.\n" + host_text(c) + "  calibration profile: " + c.calibration + "\n\n";
+         "use the NICs.\n" + planes_text(c) + host_text(c) + "  calibration profile: " + c.calibration + "\n\n";
   return out + t.render();
 }
 

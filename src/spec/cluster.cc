@@ -115,6 +115,7 @@ Cluster parse_cluster(const std::string& text, const std::string& file) {
   c.intra = read_intra(r.object("intra_node"));
   c.nics_per_node = r.integer("nics_per_node", 1, 1024);
   c.nic_bandwidth = gbits_per_s(r.positive("nic_bandwidth_Gbps"));
+  c.nic_planes = r.optional_integer("nic_planes", 1, 16).value_or(1);
   c.nic_latency = us(r.positive("nic_latency_us", true));
   c.rail_optimized = r.boolean("rail_optimized");
   c.gpu_to_nic = read_gpu_to_nic(r, c.gpus_per_node, c.nics_per_node);

@@ -45,6 +45,11 @@ struct Cluster {
   IntraNode intra;
   std::int64_t nics_per_node = 0;
   BytesPerSecond nic_bandwidth;     ///< per NIC, per direction
+  /// Ports (planes) the NIC's bandwidth is split over, each nic_bandwidth / nic_planes
+  /// ("nic_planes", default 1): a ConnectX-8 at 800 Gb/s on a Spectrum-X fabric runs as two 400G
+  /// planes. NCCL's rings and trees lay their channels over both; a point-to-point connection
+  /// (send/recv, all-to-all) rides one (cost/collective.cc).
+  std::int64_t nic_planes = 1;
   Seconds nic_latency;              ///< NIC + first cable, one way
   bool rail_optimized = true;
   std::vector<std::int64_t> gpu_to_nic;  ///< NIC index of each local GPU

@@ -606,6 +606,12 @@ TEST_CASE("cli show cluster: an NVL72 rack is one NVLink domain", "[cli]") {
   CHECK_THAT(run_dtsim("show cluster dgx-h100").out, Contains("  host: intel CPU; a PyTorch op 22.96 us"));
   CHECK_THAT(run_dtsim("show cluster dgx-a100").out, Contains("issue costs not stated (no host-bound term)"));
   CHECK(run_json("show cluster dgx-a100 --json").at("host_issue_us").is_null());
+  // A NIC in planes says what each kind of transfer gets; one port says nothing.
+  CHECK_THAT(run_dtsim("show cluster dgx-b300").out,
+             Contains("  NICs: 2 planes of 50.0 GB/s each (nic_planes); rings and trees use them all, a "
+                      "point-to-point transfer (send/recv, all-to-all) one"));
+  CHECK(run_json("show cluster dgx-b300 --json").at("nic_planes") == 2);
+  CHECK_THAT(r.out, !Contains("planes"));
 }
 
 TEST_CASE("cli simulate: MoE dispatchers, overlapped expert traffic and token-drop capacity", "[cli]") {

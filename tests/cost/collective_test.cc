@@ -249,6 +249,25 @@ TEST_CASE("cost::collective_time: point-to-point", "[cost]") {
   CHECK_THAT(a.time.value(), WithinRel(0.125 + 25e-6, 1e-12));
 }
 
+TEST_CASE("cost::collective_time: a NIC in two planes gives a point-to-point transfer one", "[cost]") {
+  // nic_planes 2: each NIC's 5 GB/s as two 2.5 GB/s ports. Point-to-point rides one port: send_recv
+  // across nodes 20 + 5 us + 1e9 / (2.5e9 * 0.8) = 500 ms, all_to_all's NIC leg 0.5e9 / 2e9 = 250 ms;
+  // inside a node nothing changes. A ring spreads its channels over both, so all_reduce and
+  // all_gather keep their single-port times.
+  spec::Cluster one = toy_cluster(), two = toy_cluster();
+  two.nic_planes = 2;
+  spec::CollectiveCalibration cal = toy_calibration();
+  CHECK_THAT(cost::collective_time(Collective::send_recv, gb(1), {2, 1, 2, 1, 1}, two, cal).time.value(),
+             WithinRel(0.5 + 25e-6, 1e-12));
+  CHECK_THAT(cost::collective_time(Collective::all_to_all, gb(1), kTwoNodes, two, cal).time.value(),
+             WithinRel(0.25 + 25e-6, 1e-12));
+  CHECK(cost::collective_time(Collective::send_recv, gb(1), {2, 2, 1, 0, 0}, two, cal).time ==
+        cost::collective_time(Collective::send_recv, gb(1), {2, 2, 1, 0, 0}, one, cal).time);
+  for (Collective op : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter})
+    CHECK(cost::collective_time(op, gb(1), kTwoNodes, two, cal).time ==
+          cost::collective_time(op, gb(1), kTwoNodes, one, cal).time);
+}
+
 TEST_CASE("cost::collective_time: picks the fastest candidate", "[cost]") {
   Profile h = shipped("dgx-h100");
   for (double s : {1e3, 1e6, 1e8, 1e10}) {

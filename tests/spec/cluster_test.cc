@@ -219,6 +219,10 @@ TEST_CASE("spec::parse_cluster: error texts name file and pointer", "[spec]") {
                     Equals("c.json:/fabric/0/switch_radix: expected an integer in [2, 1048576], got 1"));
   CHECK_THROWS_WITH(parse_cluster(with(R"("bandwidth_GBps": 450)", R"("bandwidth_GBps": -1)"), "c.json"),
                     Equals("c.json:/intra_node/bandwidth_GBps: expected a number > 0, got -1"));
+  CHECK_THROWS_WITH(parse_cluster(with(R"("rail_optimized": true)", R"("rail_optimized": true, "nic_planes": 0)"),
+                                  "c.json"),
+                    Equals("c.json:/nic_planes: expected an integer in [1, 16], got 0"));
+  CHECK(parse_cluster(kCluster, "c.json").nic_planes == 1);  // absent: one port
   CHECK_THROWS_WITH(parse_cluster(with(R"("rail_optimized": true)", R"("rail_optimized": 1)"), "c.json"),
                     Equals("c.json:/rail_optimized: expected true or false, got 1"));
   CHECK_THROWS_WITH(parse_cluster(with(R"("gpu": "h100-sxm5-80gb")", R"("gpu": "h900")"), "c.json"),
@@ -247,6 +251,9 @@ TEST_CASE("spec::load_cluster: NVL72 racks are one NVLink domain of 18 four-GPU 
     CHECK(c.domain_ranks(100) == 20);  // 5 domains of 5 trays
   }
   CHECK(spec::load_cluster("gb300-nvl72").nic_bandwidth.value() == 100e9);  // ConnectX-8, 800 Gb/s
+  // DGX B300's ConnectX-8 as two 400G planes (the Spectrum-X design); GB300 racks keep one port.
+  CHECK(spec::load_cluster("dgx-b300").nic_planes == 2);
+  CHECK(spec::load_cluster("gb300-nvl72").nic_planes == 1);
   spec::Cluster dgx = spec::load_cluster("dgx-h100");
   CHECK(dgx.nvlink_domain == 8);  // absent: the node
   CHECK(dgx.domain_ranks(1024) == 8);
