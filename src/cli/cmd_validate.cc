@@ -150,7 +150,12 @@ void add_validate(CLI::App& app, Action& action) {
       }
       std::optional<spec::Calibration> profile;
       if (!args->calibration.empty()) profile = spec::load_calibration(args->calibration);
+      // An outcome's kernel list (--kernels) points into its prepared case's cluster and profile:
+      // `prepared` must not reallocate while the outcomes live.
+      std::size_t count = 0;
+      for (const spec::ValidationFile& f : files) count += f.cases.size();
       std::vector<calibrate::PreparedCase> prepared;
+      prepared.reserve(count);
       std::vector<report::CaseOutcome> outcomes;
       network::Kind kind = network::parse_kind(args->network);
       network::Engine eng = network::parse_engine(args->engine);

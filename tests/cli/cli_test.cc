@@ -434,6 +434,12 @@ TEST_CASE("cli validate --case, --kernels: one run of a file, and the kernels be
   json sim = run_json("simulate --model nemotron4-15b --cluster dgx-h100 --gpus 64 --tp 4 --sp --mbs 4 --gbs 256 "
                       "--seq 4096 --precision bf16 --framework nemo@24.11 --recompute none --kernels --json");
   CHECK(k == sim.at("kernels"));
+  // The whole file at once: each case keeps its own kernels however many cases were prepared after
+  // it (their kernel lists point into the prepared cases, which must not move).
+  json every = run_json(job + " --kernels --json");
+  REQUIRE(every.at("cases").size() == all.at("cases").size());
+  for (const json& c : every.at("cases"))
+    if (c.at("id") == a) CHECK(c.at("kernels") == k);
   auto text = run_dtsim(job + " --case " + a + " --kernels");
   CHECK(text.status == 0);
   CHECK_THAT(text.out, Contains("\n" + a + ": tp 4 pp 1 dp 16") && Contains("kernels of one layer on one rank") &&
