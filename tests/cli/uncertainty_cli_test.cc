@@ -475,16 +475,21 @@ TEST_CASE("calibration/holdout/mbridge-26.02.json: every published 26.02 run is 
     CHECK(c.at("framework") == "nemo-megatron-bridge");
     bool mx = c.at("id").get<std::string>().find("FP8-MX") != std::string::npos;
     CHECK((c.at("assumptions").dump().find("fp8_recipe null -> mxfp8") != std::string::npos) == mx);
-    // Qwen3 and DeepSeek-V3 runs on GB200/GB300 dispatch as the stack's recipes for those GPUs do,
-    // and say so; gpt-oss keeps its provider's alltoall there (the recipes file says so).
+    // Qwen3 runs on GB200/GB300 dispatch as the stack's recipes for those GPUs do, and say so;
+    // gpt-oss keeps its provider's alltoall there and DeepSeek-V3 runs HybridEP on every GPU, as
+    // the workload presets matching their layouts say (the recipes file, with its source).
     const std::string id = c.at("id").get<std::string>();
-    bool moe = id.find("Qwen3") != std::string::npos || id.find("DeepSeek") != std::string::npos;
+    bool qwen = id.find("Qwen3") != std::string::npos, dsv3 = id.find("DeepSeek") != std::string::npos;
     bool oss = id.find("GPT_OSS") != std::string::npos;
     bool grace = id.find("-GB200-") != std::string::npos || id.find("-GB300-") != std::string::npos;
     const std::string a = c.at("assumptions").dump();
     CHECK((a.find("moe dispatcher flex (nemo-megatron-bridge@25.11 recipes on GB") != std::string::npos) ==
-          (moe && grace));
+          (qwen && grace));
     if (oss && grace) CHECK(a.find("moe_dispatcher null -> alltoall (recipe)") != std::string::npos);
+    if (dsv3) {
+      CHECK(a.find("moe_dispatcher null -> flex (recipe)") != std::string::npos);
+      CHECK(a.find("recompute_modules null -> mla_up_proj (recipe)") != std::string::npos);
+    }
   }
   CHECK(v.at("summary").at("n") == 33);
 }
