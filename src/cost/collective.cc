@@ -46,6 +46,7 @@ constexpr std::array<Protocol, 3> kAllProtocols = {Protocol::ll, Protocol::ll128
 // NCCL point-to-point (send/recv, all-to-all) uses LL for small and Simple for large transfers
 // (src/enqueue.cc, NCCL_P2P_LL_THRESHOLD); it has no LL128 path.
 constexpr std::array<Protocol, 2> kP2pProtocols = {Protocol::ll, Protocol::simple};
+constexpr double kP2pLlThreshold = 16384.0;  // bytes per peer (NCCL_P2P_LL_THRESHOLD's default)
 
 // Raw link rates of a group, before protocol efficiency.
 struct Links {
@@ -172,7 +173,14 @@ Pass nvls_pass(double s, const GroupShape& g) {
 
 // Point-to-point: all_to_all sends (k-1)/n * S over NVLink and (n-k)/n * S over the network
 // per GPU, concurrently; send_recv moves S to one peer (one NIC share when it crosses nodes,
-// "alltoall cannot aggregate multiple NICs", nccl-tests#267). One step of the farthest link.
+// "alltoall cannot aggregate multiple NICs", nccl-tests#267). Inside a node one step of NVLink.
+// Across nodes NCCL runs an all_to_all as a group of one send and one receive per peer, and each
+// remote peer costs a network step of its own: one step per remote peer (n - k). Measured, at a
+// fixed payload per rank the time grows with the peers: alltoall_perf at 32 MiB per rank on 2 to
+// 32 p5 nodes over EFA takes 702 us at 16 ranks and 1,695 us at 256 where the bytes per NIC grow
+// by 1.94x, and a per-peer step fits the 35 sizes and shapes twice as well as one step (rms log
+// error 0.077 against 0.149; calibration/aws-p5.md); 8 MiB per rank on 8 x 8 H800 takes 338 us,
+// ~2.6 us per remote peer above the NIC time (NVIDIA/nccl #1531; calibration/collectives-fit.md).
 Pass p2p_pass(Collective op, double s, const GroupShape& g) {
   double n = static_cast<double>(g.ranks), k = static_cast<double>(g.ranks_per_node);
   bool multi = g.nodes > 1;
@@ -180,7 +188,7 @@ Pass p2p_pass(Collective op, double s, const GroupShape& g) {
     return multi ? Pass{.inter_bytes = s, .lanes = 1.0, .inter_steps = 1.0}
                  : Pass{.intra_bytes = s, .intra_steps = 1.0};
   return {.intra_bytes = (k - 1.0) / n * s, .inter_bytes = multi ? k * (n - k) / n * s : 0.0, .lanes = k,
-          .intra_steps = multi ? 0.0 : 1.0, .inter_steps = multi ? 1.0 : 0.0};
+          .intra_steps = multi ? 0.0 : 1.0, .inter_steps = multi ? n - k : 0.0};
 }
 
 CollectiveEstimate make_estimate(Collective op, Bytes size, std::int64_t n, Seconds t, CollAlgo a, Protocol p,
@@ -258,9 +266,14 @@ std::vector<CollectiveEstimate> collective_candidates(Collective op, Bytes size,
       for (Protocol p : kAllProtocols) add(CollAlgo::ring, p, ring_pass(op, s, group));
       break;
     case Collective::all_to_all:
-    case Collective::send_recv:
-      for (Protocol p : kP2pProtocols) add(CollAlgo::ring, p, p2p_pass(op, s, group));
+    case Collective::send_recv: {
+      // NCCL picks the protocol of a send or receive by its own size: LL up to 16 KiB, Simple
+      // above (src/enqueue.cc: NCCL_PARAM(P2pLLThreshold, "P2P_LL_THRESHOLD", 16384)).
+      double per_peer = op == Collective::all_to_all ? s / static_cast<double>(group.ranks) : s;
+      for (Protocol p : kP2pProtocols)
+        if (p == Protocol::simple || per_peer <= kP2pLlThreshold) add(CollAlgo::ring, p, p2p_pass(op, s, group));
       break;
+    }
   }
   return out;
 }
