@@ -32,7 +32,7 @@ namespace {
 struct CalibrateArgs {
   std::vector<std::string> bench, nccl_tests;
   std::string steps;
-  std::string gpu, cluster, profile, name = "calibrated", output;
+  std::string gpu, cluster, profile, name = "calibrated", derivation, output;
   std::string collective;
   std::int64_t ranks = 0, gpus_per_node = 0;
   std::vector<std::string> fit;
@@ -169,6 +169,10 @@ std::string profile_text(const CalibrateArgs& a, const Outcome& o, const std::st
   if (a.gpus_per_node > 0) by += " --gpus-per-node " + std::to_string(a.gpus_per_node);
   for (const std::string& f : a.fit) by += " --fit " + f;
   by += " --profile " + base + " --name " + a.name;
+  if (!a.derivation.empty()) {
+    patch.derivation = a.derivation;
+    by += " --derivation " + a.derivation;
+  }
   return spec::patched_profile_text(base, patch, a.name, "--profile");
 }
 
@@ -215,6 +219,8 @@ void add_calibrate(CLI::App& app, Action& action) {
                   "Print this profile (preset or file) with the fitted fields replaced, as a new profile "
                   "(the fit report goes to stderr)");
   cmd->add_option("--name", args->name, "The new profile's name (default: calibrated)");
+  cmd->add_option("--derivation", args->derivation,
+                  "Where the new profile's derivation is written, its \"derivation\" field (default: the base profile's)");
   cmd->add_option("--output", args->output, "Write the new profile to this file and print the fit report");
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->callback([args, &action] { action = [args] { return run(*args); }; });

@@ -277,6 +277,7 @@ std::string patched_profile_text(const std::string& name_or_path, const ProfileP
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
   j["name"] = name;
   if (!patch.calibrated_by.empty()) j["calibrated_by"] = patch.calibrated_by;
+  if (!patch.derivation.empty()) j["derivation"] = patch.derivation;
   for (const auto& [dtype, curve] : patch.gemm)
     j["compute"]["gemm"][to_string(dtype)] = {
         {"max_efficiency", curve.max_efficiency}, {"mn_half", curve.mn_half}, {"k_half", curve.k_half}};

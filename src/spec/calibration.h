@@ -233,9 +233,10 @@ struct ProfilePatch {
   /// Tables written under collectives.by_collective.<op>.<intra_node|inter_node>, replacing
   /// what the base has there: (collective, inter_node, table; unavailable entries are left out).
   std::vector<std::tuple<Collective, bool, AlgoTable>> collective_tables;
-  /// The command that fitted the fields; written as "calibrated_by" (replacing an earlier one),
-  /// beside the base's "derivation", which stays.
+  /// The command that fitted the fields; written as "calibrated_by" (replacing an earlier one).
   std::string calibrated_by;
+  /// Where the new profile is explained, written as "derivation"; empty keeps the base's.
+  std::string derivation;
 };
 
 /// `c` with `patch`'s fields written in (what the printed profile will hold).
