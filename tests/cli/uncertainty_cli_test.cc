@@ -464,6 +464,24 @@ TEST_CASE("calibration/holdout/megatron-lm-2020.json: the 2020 weak-scaling tabl
   }
 }
 
+TEST_CASE("calibration/holdout/aws-efa-moe.json: the EFA all-to-all runs are predicted on AWS presets", "[cli]") {
+  // Out-of-sample: awslabs' Megatron-Bridge MoE A/Bs on EC2 p6-b300 and p6-b200 over EFA (not in
+  // shared/, never fitted to); README "Runs dtsim has not seen" reports their errors. Pinned: coverage,
+  // that each case runs Megatron-Core's alltoall dispatcher with the overlap its id names, and DP 4
+  // everywhere (128 GPUs at TP 8 and PP 4 too: the table's DP 2 there does not multiply out).
+  json v = validate_holdout("aws-efa-moe", 10);
+  for (const json& c : v.at("cases")) {
+    const std::string id = c.at("id").get<std::string>();
+    INFO(id);
+    REQUIRE(c.contains("predicted_s"));
+    const std::string a = c.at("assumptions").dump();
+    CHECK(a.find("moe_dispatcher null -> alltoall (recipe)") != std::string::npos);
+    bool overlap = id.find("-overlap") != std::string::npos;
+    CHECK(a.find(std::string("moe_a2a_overlap null -> ") + (overlap ? "on" : "off") + " (recipe)") != std::string::npos);
+    CHECK(c.at("layout").get<std::string>().find(" dp 4 ") != std::string::npos);
+  }
+}
+
 TEST_CASE("calibration/holdout/mbridge-26.02.json: every published 26.02 run is predicted", "[cli]") {
   // Out-of-sample: the Megatron-Bridge 26.02 table (not in shared/, never fitted to); README
   // "Runs dtsim has not seen" reports its errors. What is pinned here is coverage, not accuracy.
