@@ -177,7 +177,7 @@ Pass nvls_pass(double s, const GroupShape& g) {
 // Across nodes NCCL runs an all_to_all as a group of one send and one receive per peer, and each
 // remote peer costs a network step of its own: one step per remote peer (n - k). Measured, at a
 // fixed payload per rank the time grows with the peers: alltoall_perf at 32 MiB per rank on 2 to
-// 32 p5 nodes over EFA takes 702 us at 16 ranks and 1,695 us at 256 where the bytes per NIC grow
+// 32 p5 nodes over EFA takes 682 us at 16 ranks and 1,673 us at 256 where the bytes per NIC grow
 // by 1.94x, and a per-peer step fits the 35 sizes and shapes twice as well as one step (rms log
 // error 0.077 against 0.149; calibration/aws-p5.md); 8 MiB per rank on 8 x 8 H800 takes 338 us,
 // ~2.6 us per remote peer above the NIC time (NVIDIA/nccl #1531; calibration/collectives-fit.md).
