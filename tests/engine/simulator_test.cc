@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "engine/comm_windows.h"
 #include "engine/simulator.h"
 
 using namespace dtsim;
@@ -68,4 +69,19 @@ TEST_CASE("engine::Simulator: a dependency cycle cannot be built", "[engine]") {
   Graph g;
   StreamId a = g.add_stream(0, "compute");
   CHECK_THROWS_AS(compute(g, a, 1, {5}), std::logic_error);
+}
+
+TEST_CASE("engine::CommWindows: the time a compute task spends beside communication", "[engine]") {
+  // Windows [10, 50) and [30, 40), added out of order; queries in nondecreasing time, as one
+  // rank's compute stream makes them.
+  engine::CommWindows w;
+  w.add(30, 40);
+  w.add(10, 50);
+  w.add(200, 300);
+  CHECK(w.covered_from(0, 100) == 0);    // nothing started yet
+  CHECK(w.covered_from(20, 100) == 30);  // [20, 50)
+  CHECK(w.covered_from(45, 2) == 2);     // wholly covered
+  CHECK(w.covered_from(60, 100) == 0);   // both ended; [200, 300) not started at 60
+  CHECK(w.covered_from(250, 100) == 50); // [250, 300)
+  CHECK(w.covered_from(400, 10) == 0);
 }
