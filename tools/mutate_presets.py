@@ -112,11 +112,11 @@ def main():
             kind, src = rng.choice(files)
             with open(src, encoding="utf-8") as f:
                 text = f.read()
-            desc, data = mutate(text, rng)
+            desc, mutant = mutate(text, rng)
             # Mutants sit beside their original so relative references ("gpu", "calibration") resolve.
             path = os.path.join(os.path.dirname(src), f".mutant-{os.getpid()}-{n}.json")
             with open(path, "wb") as f:
-                f.write(data)
+                f.write(mutant)
             try:
                 for cmd in commands(kind, path, a.dtsim):
                     runs += 1
