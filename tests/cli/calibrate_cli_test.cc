@@ -214,7 +214,8 @@ TEST_CASE("cli calibrate: each shipped profile is what its calibrated_by command
     return;
   }
   TempDir tmp;
-  for (const char* name : {"dgx-a100", "dgx-h100", "dgx-h200", "aws-p5", "aws-p6"}) {
+  for (const char* name : {"dgx-a100", "dgx-h100", "dgx-h200", "aws-p5", "aws-p6", "gcp-a3-high", "gcp-a3-mega",
+                           "gcp-a3-ultra", "gcp-a4", "aws-p4d"}) {
     INFO(name);
     std::string path = dtsim::test::source_path(std::string("calibration/") + name + ".json");
     json shipped = json::parse(dtsim::test::read_text(path));
@@ -263,6 +264,30 @@ TEST_CASE("cli collective: the AWS presets price EFA all_to_all and all_reduce a
     INFO(l.cluster << " " << l.file);
     json j = run_json(std::string("collective --cluster ") + l.cluster + " --nccl-tests '" +
                       dtsim::test::source_path(l.file) + "' --json");
+    CHECK(j.at("median_abs_busbw_error_pct").get<double>() < l.median_max);
+  }
+}
+
+TEST_CASE("cli collective: the cloud presets price their machines' shared logs as measured", "[cli]") {
+  // calibration/cloud-profiles.md: each preset's profile is fitted to the 2-node logs of its
+  // machine; the DGX profiles are 54-463% off on them. A4's all_gather log is not monotone in
+  // size, which leaves 11.5%.
+  if (!have_logs()) {
+    WARN("skipped: " << shared_log("") << " not found");
+    return;
+  }
+  struct Log { const char* cluster; const char* file; const char* hints; double median_max; };
+  for (const Log& l : {Log{"gcp-a3-high", "h100-2x8-allgather-gcp-a3high-tcpx-dstack.txt", " --op all_gather --ranks-per-node 8", 7},
+                       Log{"gcp-a3-mega", "h100-2x8-allgather-gcp-a3mega-tcpxo-dstack.txt", " --op all_gather --ranks-per-node 8", 3},
+                       Log{"gcp-a3-mega", "h100-2x8-allreduce-gcp-a3mega-tcpxo.txt", "", 2},
+                       Log{"gcp-a3-ultra", "h200-2x1-allgather-gcp-a3ultra-1nic-dranet.txt", "", 3},
+                       Log{"gcp-a3-ultra", "h200-2x1-allreduce-gcp-a3ultra-1nic-dranet.txt", "", 3},
+                       Log{"gcp-a4", "b200-2x8-allgather-gcp-a4-roce-dranet.txt", " --ranks-per-node 8", 13},
+                       Log{"gcp-a4", "b200-2x8-allreduce-gcp-a4-roce-dstack.txt", " --ranks-per-node 8", 2},
+                       Log{"aws-p4d", "a100-40gb-2x8-allreduce-aws-p4d-efa.txt", "", 2}}) {
+    INFO(l.cluster << " " << l.file);
+    json j = run_json(std::string("collective --cluster ") + l.cluster + " --nccl-tests '" + shared_log(l.file) + "'" +
+                      l.hints + " --json");
     CHECK(j.at("median_abs_busbw_error_pct").get<double>() < l.median_max);
   }
 }
