@@ -43,10 +43,11 @@ using spec::Protocol;
 using topology::GroupShape;
 
 constexpr std::array<Protocol, 3> kAllProtocols = {Protocol::ll, Protocol::ll128, Protocol::simple};
-// NCCL point-to-point (send/recv, all-to-all) uses LL for small and Simple for large transfers
-// (src/enqueue.cc, NCCL_P2P_LL_THRESHOLD); it has no LL128 path.
+// NCCL point-to-point (send/recv, all-to-all) has no LL128 path, and picks the protocol of each
+// send or receive by its own size: LL up to 16 KiB, Simple above (src/enqueue.cc:
+// NCCL_PARAM(P2pLLThreshold, "P2P_LL_THRESHOLD", 16384)).
 constexpr std::array<Protocol, 2> kP2pProtocols = {Protocol::ll, Protocol::simple};
-constexpr double kP2pLlThreshold = 16384.0;  // bytes per peer (NCCL_P2P_LL_THRESHOLD's default)
+constexpr double kP2pLlThreshold = 16384.0;  // bytes per send
 
 // Raw link rates of a group, before protocol efficiency.
 struct Links {
@@ -267,8 +268,6 @@ std::vector<CollectiveEstimate> collective_candidates(Collective op, Bytes size,
       break;
     case Collective::all_to_all:
     case Collective::send_recv: {
-      // NCCL picks the protocol of a send or receive by its own size: LL up to 16 KiB, Simple
-      // above (src/enqueue.cc: NCCL_PARAM(P2pLLThreshold, "P2P_LL_THRESHOLD", 16384)).
       double per_peer = op == Collective::all_to_all ? s / static_cast<double>(group.ranks) : s;
       for (Protocol p : kP2pProtocols)
         if (p == Protocol::simple || per_peer <= kP2pLlThreshold) add(CollAlgo::ring, p, p2p_pass(op, s, group));
