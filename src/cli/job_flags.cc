@@ -131,9 +131,9 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
                  "alltoall|allgather|flex: how MoE tokens reach their experts (flex: DeepEP/HybridEP, one copy per "
                  "destination node; default: the stack's)");
   app.add_option("--cross-entropy", f.cross_entropy,
-                 "unfused|native|te|torch: the LM head's cross-entropy (Megatron-Core vocab_parallel_cross_entropy, "
-                 "its jit_fuser fusion, Transformer Engine's Triton kernels, or torch.nn.functional.cross_entropy; "
-                 "default: the stack's)");
+                 "unfused|native|te|torch|xentropy: the LM head's cross-entropy (Megatron-Core "
+                 "vocab_parallel_cross_entropy, its jit_fuser fusion, Transformer Engine's Triton kernels, "
+                 "torch.nn.functional.cross_entropy, or apex's xentropy kernel; default: the stack's)");
   app.add_option("--moe-a2a-overlap", f.moe_a2a_overlap,
                  "on|off: expert-parallel dispatch/combine overlapped with another micro-batch's compute");
   app.add_option("--bf16-layers-start", f.bf16_layers_start,
@@ -268,7 +268,8 @@ spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
             {spec::MoeDispatcher::alltoall, spec::MoeDispatcher::allgather, spec::MoeDispatcher::flex},
             s.moe_dispatcher);
   enum_flag("--cross-entropy", f.cross_entropy,
-            {spec::CrossEntropy::unfused, spec::CrossEntropy::native, spec::CrossEntropy::te, spec::CrossEntropy::torch},
+            {spec::CrossEntropy::unfused, spec::CrossEntropy::native, spec::CrossEntropy::te, spec::CrossEntropy::torch,
+             spec::CrossEntropy::xentropy},
             s.cross_entropy);
   enum_flag("--fp8-recipe", f.fp8_recipe, {spec::Fp8Recipe::delayed, spec::Fp8Recipe::current, spec::Fp8Recipe::mxfp8},
             s.fp8_recipe);

@@ -687,6 +687,10 @@ Op cross_entropy_op(double logits, spec::CrossEntropy ce, bool backward) {
   // Transformer Engine's Triton kernels (transformer_engine/pytorch/triton/cross_entropy.py) stream
   // the bf16 logits once forward (online softmax; a second kernel reads only per-row max and sum) and
   // read and overwrite them with the gradient backward: 2 and 4 B per logit, by the code.
+  // apex's xentropy kernels (apex/contrib/csrc/xentropy/xentropy_kernel.cu, which flash-attn 1.x's
+  // CrossEntropyLoss calls): the forward, one block per row, reads the 16-bit row twice (max and
+  // sum in one reduction, the sum of exponentials in a second) and keeps only the per-row log-sum-
+  // exp; the backward reads the logits once and writes a new 16-bit gradient: 4 and 4 B, by the code.
   struct Cost {
     double forward, backward;
     double kernels_fwd, kernels_bwd;
@@ -697,6 +701,7 @@ Op cross_entropy_op(double logits, spec::CrossEntropy ce, bool backward) {
     case spec::CrossEntropy::native: c = {25.8, 13.4, 4, 2}; break;
     case spec::CrossEntropy::te: c = {2, 4, 2, 1}; break;
     case spec::CrossEntropy::torch: c = {19.3, 19.7, 4, 3}; break;
+    case spec::CrossEntropy::xentropy: c = {4, 4, 1, 1}; break;
   }
   return backward ? memory("cross_entropy.bwd", logits, c.backward, c.kernels_bwd)
                   : memory("cross_entropy", logits, c.forward, c.kernels_fwd);

@@ -230,6 +230,7 @@ nlohmann::json software_json(const spec::Software& w) {
           {"moe_dispatcher", spec::to_string(w.moe_dispatcher)},
           {"moe_a2a_overlap", w.moe_a2a_overlap},
           {"cross_entropy", spec::to_string(w.cross_entropy)},
+          {"train_metric_passes", w.train_metric_passes},
           {"optimizer_impl", spec::to_string(w.optimizer_impl)},
           {"param_remainders", w.param_remainders},
           {"cuda_graphs", spec::to_string(w.cuda_graphs)}};

@@ -532,9 +532,22 @@ std::optional<spec::Dtype> fused_accumulation(const StepSpec& s) {
   return s.train.grad_dtype;
 }
 
-// The last stage's final norm, LM head and cross-entropy, as the stack runs them.
+// The last stage's final norm, LM head and cross-entropy, as the stack runs them; after the
+// backward, the trainer's training metrics, each a forward cross-entropy in fp32 over the logits
+// outside autograd (Composer's Trainer._train_microbatch calls _eval_train_metrics after every
+// micro-batch's backward; llm-foundry's ComposerMPTCausalLM has train_metrics
+// [LanguageCrossEntropy(), LanguagePerplexity()], each updated with torch.nn.CrossEntropyLoss under
+// the autocast context, which runs cross_entropy in fp32).
 std::vector<Op> head_ops(const StepSpec& s, const cost::LayerShape& sh, bool backward) {
-  return cost::logits_ops(sh, s.software.cross_entropy, backward, fused_accumulation(s));
+  std::vector<Op> ops = cost::logits_ops(sh, s.software.cross_entropy, backward, fused_accumulation(s));
+  if (backward && s.software.train_metric_passes > 0) {
+    Op metrics = cost::cross_entropy_op(sh.tokens * sh.vocab_local, spec::CrossEntropy::torch, false);
+    metrics.name = "train_metrics";
+    metrics.bytes = metrics.bytes * static_cast<double>(s.software.train_metric_passes);
+    metrics.kernels *= static_cast<double>(s.software.train_metric_passes);
+    ops.push_back(metrics);
+  }
+  return ops;
 }
 
 }  // namespace

@@ -75,7 +75,8 @@ Software read_software(ObjectReader r) {
   s.moe_a2a_overlap = r.optional_boolean("moe_a2a_overlap").value_or(false);
   s.param_remainders = r.optional_boolean("param_remainders").value_or(false);
   s.cross_entropy =
-      static_cast<CrossEntropy>(r.optional_choice("cross_entropy", {"unfused", "native", "te", "torch"}).value_or(0));
+      static_cast<CrossEntropy>(r.optional_choice("cross_entropy", {"unfused", "native", "te", "torch", "xentropy"}).value_or(0));
+  s.train_metric_passes = r.optional_integer("train_metric_passes", 0, 16).value_or(0);
   s.optimizer_impl = static_cast<OptimizerImpl>(
       r.optional_choice("optimizer_impl", {"megatron", "apex_distributed", "torch", "loop"}).value_or(0));
   if (auto g = r.optional_string("cuda_graphs")) s.cuda_graphs = parse_cuda_graphs(*g, r.where("cuda_graphs"));
@@ -288,6 +289,7 @@ const char* to_string(CrossEntropy c) {
     case CrossEntropy::native: return "native";
     case CrossEntropy::te: return "te";
     case CrossEntropy::torch: return "torch";
+    case CrossEntropy::xentropy: return "xentropy";
   }
   return "?";
 }

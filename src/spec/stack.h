@@ -88,8 +88,10 @@ enum class MoeDispatcher { alltoall, allgather, flex };
 /// default, and Megatron-LM before it); `native` -- fusions/fused_cross_entropy.py's jit_fuser (torch.compile)
 /// functions (cross_entropy_loss_fusion on); `te` -- Transformer Engine's Triton online-softmax
 /// kernels (cross_entropy_fusion_impl "te"); `torch` -- torch.nn.functional.cross_entropy over the
-/// whole vocabulary in fp32 (torchtitan, Hugging Face). cost::cross_entropy_op prices each.
-enum class CrossEntropy { unfused, native, te, torch };
+/// whole vocabulary in fp32 (torchtitan, Hugging Face); `xentropy` -- apex's softmax cross-entropy
+/// CUDA kernel on the 16-bit logits (flash-attn 1.x's CrossEntropyLoss, which llm-foundry's MPT
+/// trains with). cost::cross_entropy_op prices each.
+enum class CrossEntropy { unfused, native, te, torch, xentropy };
 
 /// How a stack's optimizer step runs over the parameters it owns, pass by pass (cost::optimizer_op
 /// prices each): `megatron` -- Megatron's MixedPrecisionOptimizer.step (megatron/core/optimizer/
@@ -223,6 +225,9 @@ struct Software {
   }
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
   CrossEntropy cross_entropy = CrossEntropy::unfused;
+  /// Cross-entropy forwards the trainer runs over each micro-batch's logits outside autograd for
+  /// its training metrics, as torch.nn.CrossEntropyLoss in fp32 (Composer's train_metrics: 2).
+  std::int64_t train_metric_passes = 0;
   OptimizerImpl optimizer_impl = OptimizerImpl::megatron;
   /// The distributed optimizer stores bf16 parameters' fp32 remainders, not fp32 master copies
   /// (NeMo 1.x sets apex DistributedFusedAdam's store_param_remainders for bf16 models).

@@ -1013,5 +1013,33 @@ TEST_CASE("cli simulate --cross-entropy: the stack's loss implementation, and wh
   json te = run_json(job + " --cross-entropy te"), native = run_json(job + " --cross-entropy native");
   CHECK(te.at("step_time_s").get<double>() < native.at("step_time_s").get<double>());
   CHECK(native.at("step_time_s").get<double>() < core.at("step_time_s").get<double>());
-  check_bad(job + " --cross-entropy liger", Contains("--cross-entropy: expected unfused, native, te or torch"));
+  check_bad(job + " --cross-entropy liger", Contains("--cross-entropy: expected unfused, native, te, torch or xentropy"));
+}
+
+TEST_CASE("cli simulate --framework composer: MPT's fused loss and Composer's training metrics", "[cli]") {
+  // llm-foundry's MPT trains with apex's xentropy kernel on the 16-bit logits (4 + 4 B per logit),
+  // and Composer computes its two training metrics (cross-entropy, perplexity) after every
+  // micro-batch's backward, each an fp32 cross-entropy forward over the logits (19.3 B).
+  std::string job = "simulate --model sc21-1.7b --cluster dgx-h100 --gpus 8 --gbs 64 --mbs 8 --seq 2048 "
+                    "--framework composer --json";
+  json composer = run_json(job + " --kernels");
+  CHECK(composer.at("config").at("cross_entropy") == "xentropy");
+  CHECK(run_json("show stack composer --json").at("software").at("train_metric_passes") == 2);
+  double logits = 8 * 2048 * 51200.0;
+  const json& head = composer.at("kernels").at("head");
+  json metrics, loss;
+  for (const json& op : head.at("backward"))
+    if (op.at("name") == "train_metrics") metrics = op;
+  for (const json& op : head.at("forward"))
+    if (op.at("name") == "cross_entropy") loss = op;
+  REQUIRE(metrics.is_object());
+  CHECK_THAT(metrics.at("bytes").get<double>(), WithinRel(2 * 19.3 * logits, 1e-9));
+  CHECK(metrics.at("kernels") == 8);
+  CHECK_THAT(loss.at("bytes").get<double>(), WithinRel(4 * logits, 1e-9));
+  // The fused loss against torch's fp32 one: the metrics stay, the loss gets cheaper.
+  json torch = run_json(job + " --cross-entropy torch");
+  CHECK(composer.at("step_time_s").get<double>() < torch.at("step_time_s").get<double>());
+  // Megatron-Core runs no training metrics.
+  json core = run_json("simulate --model sc21-1.7b --cluster dgx-h100 --gpus 8 --gbs 64 --mbs 8 --seq 2048 --kernels --json");
+  for (const json& op : core.at("kernels").at("head").at("backward")) CHECK(op.at("name") != "train_metrics");
 }

@@ -628,6 +628,9 @@ TEST_CASE("cost::cross_entropy_op: Megatron-Core's cross-entropy paths as measur
   // Transformer Engine's Triton kernels stream the logits once forward and once each way backward.
   CHECK_THAT(ms(spec::CrossEntropy::te, false), WithinRel(logits * 2 / (cal.compute.memory_efficiency * 3.35e12) * 1e3, 0.01));
   CHECK(ms(spec::CrossEntropy::te, true) < ms(spec::CrossEntropy::native, true) / 3);
+  // apex's xentropy reads each 16-bit row twice forward; backward reads it and writes a new gradient.
+  CHECK_THAT(ms(spec::CrossEntropy::xentropy, false), WithinRel(2 * ms(spec::CrossEntropy::te, false), 0.01));
+  CHECK_THAT(ms(spec::CrossEntropy::xentropy, true), WithinRel(ms(spec::CrossEntropy::te, true), 0.01));
 }
 
 TEST_CASE("cost::optimizer_op: the passes of each stack's optimizer step", "[cost]") {
