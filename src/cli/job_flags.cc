@@ -150,7 +150,7 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
       ->check(CLI::Range(0, 1 << 20));
   app.add_option("--cuda-graphs", f.cuda_graphs,
                  "none|full_iteration|SCOPES: CUDA-graph-captured work costs no host time; SCOPES among attn, "
-                 "moe_router, moe_preprocess joined by commas (default: the stack's)");
+                 "moe_router, moe_preprocess, mamba joined by commas (default: the stack's)");
   app.add_option("--tp-overlap-rs", f.tp_overlap_rs,
                  "PROJ,FC2: how --tp-comm-overlap overlaps the projection's and FC2's forward reduce-scatter, each "
                  "ring (ring exchange) or the SMs its pipelined overlap keeps (Transformer Engine ub config num_sm; "

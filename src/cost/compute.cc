@@ -147,7 +147,15 @@ Op* find(std::vector<Op>& ops, const std::string& name) {
 std::vector<Op> layer_gemms(const LayerShape& s, Dtype precision) {
   double e = gemm_elem_bytes(precision), t = s.tokens;
   std::vector<Op> g;
-  if (s.kv_lora > 0) {
+  if (s.mamba()) {
+    // Megatron-Core MambaMixer: in_proj (column parallel, the pre-norm fused in) yields z, x, B, C
+    // and dt; out_proj (row parallel) maps the gated, normed y back to the hidden size.
+    g.push_back(gemm("mamba.in_proj", t, s.ssm_in_width(), s.hidden, 1, e));
+    g.push_back(gemm("mamba.out_proj", t, s.hidden, s.ssm_inner(), 1, e));
+  }
+  if (!s.attention) {
+    // no attention block
+  } else if (s.kv_lora > 0) {
     // MLA (Megatron-Core MLASelfAttention): the down-projections are replicated on the TP ranks,
     // the up-projections and the output projection split by heads.
     double v_width = s.heads * s.v_dim;
@@ -163,6 +171,7 @@ std::vector<Op> layer_gemms(const LayerShape& s, Dtype precision) {
   } else {
     g = {gemm("attn.qkv", t, s.q_width + 2 * s.kv_width, s.hidden, 1, e), gemm("attn.proj", t, s.hidden, s.q_width, 1, e)};
   }
+  if (!s.mlp) return g;
   if (s.experts_local > 0) {
     // The router is Megatron-Core's own linear (TopKRouter: torch linear in bf16 or fp32), not TE's.
     g.push_back(gemm("moe.router", t, s.experts, s.hidden, 1, kAct));
@@ -184,6 +193,52 @@ std::vector<Op> layer_gemms(const LayerShape& s, Dtype precision) {
   }
   return g;
 }
+
+void mlp_elementwise(std::vector<Op>& e, const LayerShape& s, double ffn_elems);
+
+// The SSD scan (Dao & Gu 2024, sec. 6, the chunked algorithm), as mamba_ssm's Triton kernels run it
+// on Megatron-Core's memory-efficient path (ops/triton/ssd_combined.py @ d757aef1,
+// _mamba_chunk_scan_combined_fwd): five kernels -- the dt softplus and cumulative decay per chunk
+// (chunk_cumsum), each chunk's final state (chunk_state), the recurrence over chunks
+// (state_passing), C B^T per chunk (bmm_chunk), and the output from both with the D skip and the
+// gate y x silu(z) fused in (chunk_scan, which writes the gated and the ungated output). Its
+// matmuls are small (chunk x chunk, state x head_dim; ~20 FLOPs per byte): its traffic is what it
+// costs. Bytes per token on a rank, counted from the kernels' reads and writes (docs/research/
+// mamba2-kernels.md sec. 2; B, C and C B^T shared by a group's heads assumed read once from HBM):
+// x read twice and z once, out and out_x written (10 x inner); the chunk states in fp32 written,
+// read and rewritten in 16 bits, read (12 x heads x head_dim x state / chunk); C B^T in fp32 written
+// and read (8 x groups x chunk); B and C read twice each (8 x groups x state); dt and its fp32
+// softplus and decay sums (26 x heads).
+double mamba_ssd_bytes(const LayerShape& s) {
+  double hp = s.ssm_inner(), states = s.ssm_heads * s.ssm_head_dim * s.ssm_state / s.ssm_chunk;
+  return 10 * hp + 12 * states + 8 * s.ssm_groups * s.ssm_chunk + 8 * s.ssm_groups * s.ssm_state + 26 * s.ssm_heads;
+}
+constexpr double kMambaSsdKernels = 5;
+// Its backward (_mamba_chunk_scan_combined_bwd) recomputes the decay sums, C B^T, the chunk states
+// and their recurrence it did not keep, then runs the gradient kernels (dz, dstates, the reverse
+// recurrence, dx, dB, dC, dCB, the two bmm backwards, the decay gradients) and their zero fills and
+// reductions: 34 x inner + 34 x states + 24 x groups x chunk + 54 x groups x state + 60 x heads
+// bytes per token in about 35 kernels (same count).
+double mamba_ssd_backward_bytes(const LayerShape& s) {
+  double hp = s.ssm_inner(), states = s.ssm_heads * s.ssm_head_dim * s.ssm_state / s.ssm_chunk;
+  return 34 * hp + 34 * states + 24 * s.ssm_groups * s.ssm_chunk + 54 * s.ssm_groups * s.ssm_state + 60 * s.ssm_heads;
+}
+constexpr double kMambaSsdBackwardKernels = 35;
+// The causal convolution (Dao-AILab causal-conv1d, channel-last CUDA kernel with SiLU): read and
+// write each of x, B and C once; its backward runs the forward again (the memory-efficient path
+// keeps only the convolution's input) and the gradient kernel (read the output gradient and the
+// input, write the input gradient), with the fp32 weight-gradient buffers zeroed: 2.5 times the
+// forward's bytes in 5 kernels.
+constexpr double kMambaConvBackward = 2.5;
+constexpr double kMambaConvBackwardKernels = 5;
+// The grouped RMSNorm after the scan (mamba_ssm layernorm_gated.py, called without z: the gate ran
+// in chunk_scan): read y and write it normed, one kernel; backward reads y and the output gradient
+// and writes the input gradient (1.5 times), with the weight gradient's reduction and a cast: 3.
+constexpr double kMambaNormBackward = 1.5;
+constexpr double kMambaNormBackwardKernels = 3;
+void attention_elementwise(std::vector<Op>& e, const LayerShape& s, const Fusions& fused);
+void mamba_elementwise(std::vector<Op>& e, const LayerShape& s, double norm_bytes, double norm_kernels,
+                       double bda_bytes, double bda_kernels);
 
 // Element-wise kernels of the forward pass: two norms (read x, write y), two fused
 // bias-dropout-add (read 2, write 1, mask), the MLP activation (read gate inputs, write 1),
@@ -214,9 +269,25 @@ std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision, const Fu
   // counting the per-row add and rsqrt.
   double norm_bytes = 2 * kAct, norm_kernels = 1;
   if (!fused.rms_norm && s.rms_norm) norm_bytes = 36, norm_kernels = 8;
-  std::vector<Op> e{memory("norm1", th, norm_bytes, norm_kernels), memory("attn.bda", th, bda_bytes, bda_kernels),
-                    memory("norm2", th, norm_bytes, norm_kernels), memory("mlp.act", ffn_elems, act_bytes, act_kernels),
-                    memory("mlp.bda", th, bda_bytes, bda_kernels)};
+  std::vector<Op> e;
+  if (s.mamba()) mamba_elementwise(e, s, norm_bytes, norm_kernels, bda_bytes, bda_kernels);
+  if (s.attention) {
+    e.push_back(memory("norm1", th, norm_bytes, norm_kernels));
+    e.push_back(memory("attn.bda", th, bda_bytes, bda_kernels));
+  }
+  if (s.mlp) {
+    e.push_back(memory("norm2", th, norm_bytes, norm_kernels));
+    e.push_back(memory("mlp.act", ffn_elems, act_bytes, act_kernels));
+    e.push_back(memory("mlp.bda", th, bda_bytes, bda_kernels));
+    mlp_elementwise(e, s, ffn_elems);
+  }
+  if (s.attention) attention_elementwise(e, s, fused);
+  (void)precision;
+  return e;
+}
+
+// The MLP block's element-wise kernels beyond its norm, activation and residual add.
+void mlp_elementwise(std::vector<Op>& e, const LayerShape& s, double ffn_elems) {
   // A clamped GLU as Megatron-Core runs it (megatron/core/fusions/fused_bias_geglu.py,
   // weighted_bias_quick_geglu_impl with clamp_value, gpt-oss): the gate and linear halves are
   // clamped and concatenated by PyTorch ops before the fused activation kernel reads them -- two
@@ -231,6 +302,10 @@ std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision, const Fu
   // Sort tokens by local expert", moe_utils.sort_chunks_by_idxs, torch.split + torch.cat or
   // Transformer Engine's fused sort_chunks_by_index): read and write every routed row once each way.
   if (s.sort_chunks) e.push_back(memory("moe.sort_chunks", s.expert_tokens * s.hidden, 4 * kAct, 2));
+}
+
+// The attention block's element-wise kernels beyond its norm and residual add.
+void attention_elementwise(std::vector<Op>& e, const LayerShape& s, const Fusions& fused) {
   // Qwen3's per-head norms of the queries and keys (Megatron-Core SelfAttention q_layernorm and
   // k_layernorm, Transformer Engine RMSNorm modules): read and write every query and key element,
   // one kernel each.
@@ -264,8 +339,21 @@ std::vector<Op> layer_elementwise(const LayerShape& s, Dtype precision, const Fu
     e.push_back(memory("attn.cp.kv_pack", s.tokens * 2 * s.kv_width, 2 * kAct));
     e.push_back(memory("attn.cp.merge", s.tokens * s.q_width, (1 + 3 * s.cp) * kAct, 1 + s.cp));
   }
-  (void)precision;
-  return e;
+}
+
+// A Mamba-2 layer's kernels besides its two projections, as Megatron-Core's MambaMixer runs them
+// on its memory-efficient path (mamba_split_conv1d_scan_combined, mamba_ssm
+// ops/triton/ssd_combined.py): the pre-norm (fused into in_proj as the attention's into QKV), the
+// causal depthwise convolution with SiLU over x, B and C (read 2, write 2 per element), the SSD
+// scan with its gate (mamba_ssd_bytes), the grouped RMSNorm (read 2, write 2), the residual add.
+void mamba_elementwise(std::vector<Op>& e, const LayerShape& s, double norm_bytes, double norm_kernels,
+                       double bda_bytes, double bda_kernels) {
+  double th = s.tokens * s.hidden * s.sp;
+  e.push_back(memory("mamba.prenorm", th, norm_bytes, norm_kernels));
+  e.push_back(memory("mamba.conv1d", s.tokens * s.ssm_conv_width(), 2 * kAct));
+  e.push_back(memory("mamba.ssd", s.tokens, mamba_ssd_bytes(s), kMambaSsdKernels));
+  e.push_back(memory("mamba.norm", s.tokens * s.ssm_inner(), 2 * kAct));
+  e.push_back(memory("mamba.bda", th, bda_bytes, bda_kernels));
 }
 
 }  // namespace
@@ -489,25 +577,44 @@ std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backwar
   double ffn_in = moe ? s.expert_tokens * s.expert_ffn : t * s.ffn;
   double mlp_in = moe ? s.expert_tokens * s.hidden : th;
   std::vector<Op> ops;
+  if (s.mamba()) {
+    // The Mamba mixer's projections are Transformer Engine linears: in_proj reads the norm's output
+    // (TELayerNormColumnParallelLinear), out_proj the gated norm's.
+    if (!backward) {
+      ops.push_back(q("fp8.quantize.in_proj_in", th, Producer::norm));
+      ops.push_back(q("fp8.quantize.out_proj_in", t * s.ssm_inner(), Producer::standalone));
+    } else {
+      ops.push_back(q("fp8.quantize.in_proj_dgrad", t * s.ssm_in_width(), Producer::standalone));
+      ops.push_back(q("fp8.quantize.out_proj_dgrad", th, Producer::standalone));
+    }
+  }
   if (!backward) {
-    ops.push_back(q("fp8.quantize.qkv_in", th, Producer::norm));
-    ops.push_back(q("fp8.quantize.proj_in", t * v_width, Producer::standalone));
-    // MoE experts quantize the permuted tokens on their own; a dense MLP's input is the norm's.
-    ops.push_back(q("fp8.quantize.fc1_in", mlp_in, moe ? Producer::standalone : Producer::norm, true));
-    // FC2's input is the activation's bf16 output: Megatron-Core runs its own fused bias-SwiGLU
-    // (bias_activation_fusion, which it forbids together with use_te_activation_func) and
-    // Transformer Engine's Linear or GroupedLinear then quantizes that input itself.
-    ops.push_back(q("fp8.quantize.fc2_in", ffn_in, Producer::standalone, true));
-    if (s.shared_ffn > 0) ops.push_back(q("fp8.quantize.shared_fc2_in", t * s.shared_ffn, Producer::standalone));
+    if (s.attention) {
+      ops.push_back(q("fp8.quantize.qkv_in", th, Producer::norm));
+      ops.push_back(q("fp8.quantize.proj_in", t * v_width, Producer::standalone));
+    }
+    if (s.mlp) {
+      // MoE experts quantize the permuted tokens on their own; a dense MLP's input is the norm's.
+      ops.push_back(q("fp8.quantize.fc1_in", mlp_in, moe ? Producer::standalone : Producer::norm, true));
+      // FC2's input is the activation's bf16 output: Megatron-Core runs its own fused bias-SwiGLU
+      // (bias_activation_fusion, which it forbids together with use_te_activation_func) and
+      // Transformer Engine's Linear or GroupedLinear then quantizes that input itself.
+      ops.push_back(q("fp8.quantize.fc2_in", ffn_in, Producer::standalone, true));
+      if (s.shared_ffn > 0) ops.push_back(q("fp8.quantize.shared_fc2_in", t * s.shared_ffn, Producer::standalone));
+    }
   } else {
     // Output gradients arrive from the next op's backward: always standalone.
-    ops.push_back(q("fp8.quantize.qkv_dgrad", t * (s.q_width + 2 * s.kv_width), Producer::standalone));
-    ops.push_back(q("fp8.quantize.proj_dgrad", th, Producer::standalone));
-    ops.push_back(q("fp8.quantize.fc1_dgrad", ffn_in * s.gate, Producer::standalone, true));
-    ops.push_back(q("fp8.quantize.fc2_dgrad", mlp_in, Producer::standalone, true));
-    if (s.shared_ffn > 0) {
-      ops.push_back(q("fp8.quantize.shared_fc1_dgrad", t * s.shared_ffn * s.gate, Producer::standalone));
-      ops.push_back(q("fp8.quantize.shared_fc2_dgrad", th, Producer::standalone));
+    if (s.attention) {
+      ops.push_back(q("fp8.quantize.qkv_dgrad", t * (s.q_width + 2 * s.kv_width), Producer::standalone));
+      ops.push_back(q("fp8.quantize.proj_dgrad", th, Producer::standalone));
+    }
+    if (s.mlp) {
+      ops.push_back(q("fp8.quantize.fc1_dgrad", ffn_in * s.gate, Producer::standalone, true));
+      ops.push_back(q("fp8.quantize.fc2_dgrad", mlp_in, Producer::standalone, true));
+      if (s.shared_ffn > 0) {
+        ops.push_back(q("fp8.quantize.shared_fc1_dgrad", t * s.shared_ffn * s.gate, Producer::standalone));
+        ops.push_back(q("fp8.quantize.shared_fc2_dgrad", th, Producer::standalone));
+      }
     }
   }
   return ops;
@@ -543,8 +650,12 @@ std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype p
   ring_reduce("attn.proj", overlap.proj_ring);
   ring_reduce("mlp.fc2", overlap.fc2_ring);
   for (Op& op : lora_ops(s, false)) ops.push_back(std::move(op));
-  if (attn != AttentionKernel::unfused) flash(ops, s, false, attn == AttentionKernel::flash2);
-  else unfused_forward(ops, s);
+  if (!s.attention) {
+  } else if (attn != AttentionKernel::unfused) {
+    flash(ops, s, false, attn == AttentionKernel::flash2);
+  } else {
+    unfused_forward(ops, s);
+  }
   for (Op& e : layer_elementwise(s, precision, fusions)) ops.push_back(std::move(e));
   if (s.routing_kernels > 0) ops.push_back(moe_routing_op(s, false));
   if (precision == Dtype::fp8 || precision == Dtype::fp4)
@@ -564,8 +675,12 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
   for (Op& op : lora_ops(s, true)) ops.push_back(std::move(op));
   for (const char* name : {"attn.proj.dgrad", "mlp.fc2.dgrad"})
     if (Op* op = find(ops, name)) split_rows(*op, overlap.ring_splits);
-  if (attn != AttentionKernel::unfused) flash(ops, s, true, attn == AttentionKernel::flash2);
-  else unfused_backward(ops, s);
+  if (!s.attention) {
+  } else if (attn != AttentionKernel::unfused) {
+    flash(ops, s, true, attn == AttentionKernel::flash2);
+  } else {
+    unfused_backward(ops, s);
+  }
   // Element-wise backward kernels move about twice the forward bytes (read grad and saved input).
   // Token permutations move gradients the other way instead: the permutation's backward
   // unpermutes the output gradient (read each routed row, write each token), the unpermutation's
@@ -587,8 +702,14 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
     double k = e.name == "moe.permute" || e.name == "moe.sort_chunks" ? 1.0
                : e.name == "attn.rope" && megatron_unfused_rope  ? 20.0 / 24.0
                : e.name == "attn.unpad"                          ? unpad
+               : e.name == "mamba.ssd"                           ? mamba_ssd_backward_bytes(s) / mamba_ssd_bytes(s)
+               : e.name == "mamba.conv1d"                        ? kMambaConvBackward
+               : e.name == "mamba.norm"                          ? kMambaNormBackward
                                                                  : 2.0;
     if (e.name == "attn.unpad") e.kernels = 8;
+    if (e.name == "mamba.ssd") e.kernels = kMambaSsdBackwardKernels;
+    if (e.name == "mamba.conv1d") e.kernels = kMambaConvBackwardKernels;
+    if (e.name == "mamba.norm") e.kernels = kMambaNormBackwardKernels;
     if (e.name == "attn.rope" && megatron_unfused_rope) e.kernels = 12;  // 6 per tensor; the frequencies take no gradient
     e.name += ".bwd";
     e.bytes = e.bytes * k;
@@ -596,7 +717,7 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
   }
   // Biases added in the GEMM's epilogue get their gradients from reductions of their own (PyTorch
   // AddmmBackward: grad.sum(0)), reading the output gradient of the QKV, projection, FC1 and FC2.
-  if (s.mlp_bias && fusions.bias_in_gemm)
+  if (s.mlp_bias && fusions.bias_in_gemm && s.attention && s.mlp)
     ops.push_back(memory("linear.bias.bwd", s.tokens, kAct * (qkv + 2 * s.hidden * s.sp + s.ffn * s.gate), 4));
   if (s.routing_kernels > 0) ops.push_back(moe_routing_op(s, true));
   if (precision == Dtype::fp8 || precision == Dtype::fp4)

@@ -56,6 +56,16 @@ LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, std::int
     s.expert_ffn = static_cast<double>(m.moe_ffn_hidden) / etp;
     s.shared_ffn = static_cast<double>(m.moe_shared_ffn_hidden) / s.tp;
   }
+  s.attention = m.has_attention();
+  s.mlp = m.has_mlp();
+  if (m.block == spec::Block::mamba) {
+    s.ssm_heads = static_cast<double>(m.mamba.heads) / s.tp;
+    s.ssm_head_dim = static_cast<double>(m.mamba.head_dim);
+    s.ssm_state = static_cast<double>(m.mamba.state);
+    s.ssm_groups = static_cast<double>(m.mamba.groups) / s.tp;
+    s.ssm_conv = static_cast<double>(m.mamba.conv);
+    s.ssm_chunk = static_cast<double>(m.mamba.chunk);
+  }
   s.vocab_local = padded_vocab(m, par.tp) / s.tp;
   return s;
 }

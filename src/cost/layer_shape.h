@@ -49,6 +49,24 @@ struct LayerShape {
   /// routing map and the token counts that no other op prices (cost::moe_routing_op; backward is
   /// the top-k's one); set by the schedule from the dispatcher and the routing mode.
   double routing_kernels = 0;
+  // A hybrid model's block (spec::Block): which parts the layer holds.
+  bool attention = true;  ///< attention with its pre-norm and residual add
+  bool mlp = true;        ///< the MLP or the experts with their pre-norm and residual add
+  // A Mamba-2 mixer (spec::Mamba) on this rank, zero heads for none: Megatron-Core's MambaMixer
+  // splits its heads and groups over TP (mamba_mixer.py: nheads_local_tp, ngroups_local_tp).
+  double ssm_heads = 0;     ///< heads / tp
+  double ssm_head_dim = 0;  ///< P
+  double ssm_state = 0;     ///< N
+  double ssm_groups = 0;    ///< groups / tp
+  double ssm_conv = 0;      ///< the causal convolution's width
+  double ssm_chunk = 0;     ///< SSD chunk length Q
+  [[nodiscard]] bool mamba() const { return ssm_heads > 0; }
+  /// The mixer's inner width on this rank: heads x head_dim.
+  [[nodiscard]] double ssm_inner() const { return ssm_heads * ssm_head_dim; }
+  /// What the convolution runs over: x, B and C (inner + 2 groups x state).
+  [[nodiscard]] double ssm_conv_width() const { return ssm_inner() + 2 * ssm_groups * ssm_state; }
+  /// The input projection's output: z, x, B, C and dt (2 inner + 2 groups x state + heads).
+  [[nodiscard]] double ssm_in_width() const { return ssm_inner() + ssm_conv_width() + ssm_heads; }
   double vocab_local = 1;      ///< padded vocabulary / tp
   // Fine-tuning (spec::Training): packed samples and LoRA.
   double sample = 0;           ///< packed sequences: tokens per sample attention runs within (0: seq)

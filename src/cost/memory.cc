@@ -25,7 +25,8 @@ LocalLayerParams local_layer_params(const spec::Model& m, const spec::Parallel& 
     l.expert = routed / (static_cast<double>(par.expert_tp()) * static_cast<double>(par.ep));
     l.dense = (p.attention + p.mlp_shared) / tp + router + p.norms;
   } else {
-    l.dense = (p.attention + p.mlp) / tp + p.norms;
+    // A Mamba mixer splits its heads and groups, with their weights, over TP (MambaMixer).
+    l.dense = (p.attention + p.mlp + p.mamba) / tp + p.norms;
   }
   return l;
 }
@@ -75,7 +76,8 @@ ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec
   namespace lt = spec::lora_target;
   ActivationTerms a;
   double in = saved_input_bytes(precision);
-  bool moe = m.is_moe(), mla = m.mla.on();
+  bool moe = m.is_moe() && m.has_mlp(), mla = m.mla.on() && m.has_attention();
+  bool attention = m.has_attention(), mlp = m.has_mlp();
   // A frozen linear keeps no input for a weight gradient (Transformer Engine's Linear saves its
   // input only when the weight requires grad: transformer_engine/pytorch/module/linear.py,
   // `if weight.requires_grad` in 1.x, `backward_needs_input` in 2.x); its LoRA adapter keeps the
@@ -86,15 +88,26 @@ ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec
   // only with hidden dropout: at p = 0 PyTorch's dropout returns its input, ATen Dropout.cpp). The
   // QKV and FC1 inputs are the norms' outputs; a norm that is a module of its own (before the
   // experts; before MLA's down-projections) drops its output under layernorm recompute.
-  a.replicated = (4.0 + qkv_in + fc1_in + (s.hidden_dropout ? 2.0 : 0.0)) * s.hidden;
+  // A hybrid model's block keeps its own part: one norm input, one linear input, one mask.
+  double mask = s.hidden_dropout ? 1.0 : 0.0;
+  a.replicated = ((attention ? 2.0 + qkv_in + mask : 0.0) + (mlp ? 2.0 + fc1_in + mask : 0.0)) * s.hidden;
   if (modules & rm::layernorm) a.replicated -= s.hidden * ((moe ? fc1_in : 0.0) + (mla ? qkv_in : 0.0));
+  if (s.mamba()) {
+    // A Mamba layer (mamba_ssm MambaSplitConv1dScanCombinedFn saves zxbcdt and the ungated output
+    // out_x; the grouped norm its input, out_proj its input): the norm's input and in_proj's, the
+    // in_proj output, out_x and y (16 bits), and the out_proj input.
+    a.replicated += (2.0 + in) * s.hidden;
+    a.sharded += 2.0 * s.ssm_in_width() + 4.0 * s.ssm_inner() + in * s.ssm_inner();
+  }
   // Q, K, V (MLA's after its up-projections and RoPE); the projection's input.
-  if (!(mla && (modules & rm::mla_up_proj))) a.sharded = 2.0 * (s.q_width + 2 * s.kv_width);
-  a.sharded += in * s.q_width;  // (fused attention keeps its output, the projection's input, frozen or not)
+  if (attention && !(mla && (modules & rm::mla_up_proj))) a.sharded += 2.0 * (s.q_width + 2 * s.kv_width);
+  if (attention) a.sharded += in * s.q_width;  // (fused attention keeps its output, the projection's input, frozen or not)
   // A clamped GLU saves the FC1 output twice: as the clamps' input and, clamped, as the
   // activation's (compute.cc, "mlp.act.clamp").
   double fc1_out = s.glu_clamp ? 4.0 : 2.0;
-  if (moe) {
+  if (!mlp) {
+    // an attention or Mamba block
+  } else if (moe) {
     // Per routed copy: the experts' FC1 input, FC1 output, FC2 input (the activation's output);
     // moe_act recompute keeps only the FC1 output, the activation's input.
     double per_token = static_cast<double>(m.moe_topk);
@@ -109,10 +122,46 @@ ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec
   double sq = s.seq / s.cp;
   // Unfused: the softmax output (2 bytes per score) and, with attention dropout, its mask and
   // output (1 + 2; Korthikanti et al. 2022 sec. 4.1's 5as^2b).
+  if (!attention) return a;
   if (attn == spec::AttentionKernel::unfused)
     a.scores = (s.attention_dropout ? 5.0 : 2.0) * s.batch * s.heads * sq * s.seq;
   else a.sharded += 4.0 * s.heads;  // fp32 log-sum-exp per head and token
   return a;
+}
+
+struct HybridBlock {
+  char c;
+  LocalLayerParams params;  ///< a dense block's all dense
+  Bytes activations;
+};
+struct HybridBlocks {
+  std::vector<HybridBlock> blocks;
+  Bytes max_activations{0}, max_unrecomputed{0};
+  double max_params = 0;
+};
+
+// A hybrid model's blocks as spec::block_variant prices them: their parameters on one rank (no EP
+// outside the MoE block) and the activations one micro-batch keeps.
+HybridBlocks hybrid_blocks(const spec::Model& m, const spec::Parallel& par, const spec::Training& t,
+                           spec::AttentionKernel attn) {
+  HybridBlocks h;
+  if (!m.hybrid()) return h;
+  spec::Training none = t;
+  none.recompute = Recompute::none;
+  for (char c : {'M', '*', '-', 'E'}) {
+    if (m.count_blocks(c, 0, m.layers) == 0) continue;
+    spec::Model b = spec::block_variant(m, c);
+    spec::Parallel bp = par;
+    if (!b.is_moe()) bp.ep = 1, bp.etp = 0;
+    LocalLayerParams lp = local_layer_params(b, bp);
+    if (!b.is_moe()) lp = {.dense = lp.total(), .expert = 0};
+    Bytes act = layer_activation_bytes(b, bp, t, attn);
+    h.blocks.push_back({c, lp, act});
+    h.max_activations = std::max(h.max_activations, act);
+    h.max_unrecomputed = std::max(h.max_unrecomputed, layer_activation_bytes(b, bp, none, attn));
+    h.max_params = std::max(h.max_params, lp.dense + lp.expert);
+  }
+  return h;
 }
 
 }  // namespace
@@ -174,6 +223,9 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
   Bytes layer_act = layer_activation_bytes(m, par, t, attn);
   // An MoE model's leading dense layers (moe_dense_layers) and its MTP modules (last stage).
   LocalLayerParams dense_lp = m.moe_dense_layers > 0 ? local_layer_params(spec::dense_variant(m), par) : lp;
+  // A hybrid model's blocks: each its own parameters and activations (non-MoE blocks without EP).
+  HybridBlocks hybrid = hybrid_blocks(m, par, t, attn);
+  if (m.hybrid()) layer_act = hybrid.max_activations;
   for (std::int64_t st = 0; st < par.pp; ++st) {
     std::int64_t dense_layers = 0;
     for (std::int64_t c = 0; c < par.vp; ++c)
@@ -184,6 +236,17 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
     double dense = lp.dense * n_moe + dense_lp.dense * static_cast<double>(dense_layers) + non_layer_params(m, par, st) +
                    mtp * 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.hidden) / static_cast<double>(par.tp);
     double expert = lp.expert * n_moe;
+    if (m.hybrid()) {
+      // Block by block over the stage's layers; a stage's activations are their mean per layer.
+      dense = non_layer_params(m, par, st), expert = 0;
+      Bytes act{0};
+      for (std::int64_t c = 0; c < par.vp; ++c)
+        for (const HybridBlock& b : hybrid.blocks) {
+          auto n = static_cast<double>(m.count_blocks(b.c, part.first_layer(st, c), part.layers(st, c)));
+          dense += b.params.dense * n, expert += b.params.expert * n, act += b.activations * n;
+        }
+      layer_act = n_layers > 0 ? act / n_layers : Bytes{0};
+    }
     StageMemory sm{.stage = st, .parameters = dense + expert};
     auto weight_bytes = [&](double params) { return bytes(params * sb.weights * (par.zero_stage >= 3 ? 1.0 / dp : 1.0)); };
     sm.weights = weight_bytes(dense + expert);
@@ -216,19 +279,20 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
         kept += static_cast<double>(std::max<std::int64_t>(0, part.layers(st, c) - t.recompute_layers));
       kept = std::min(kept, resident);
       sm.activations = layer_act * ((resident - kept) * inflight) +
-                       layer_activation_bytes(m, par, none, attn) * (kept * inflight);
+                       (m.hybrid() ? hybrid.max_unrecomputed : layer_activation_bytes(m, par, none, attn)) * (kept * inflight);
     }
     Bytes transient{0};
     if (t.recompute == Recompute::full) {
       // Recomputing one layer re-materialises its full activations (no-recompute footprint).
       spec::Training none = t;
       none.recompute = Recompute::none;
-      transient += layer_activation_bytes(m, par, none, attn);
+      transient += m.hybrid() ? hybrid.max_unrecomputed : layer_activation_bytes(m, par, none, attn);
     }
     if (st == 0 && shape.hidden_dropout)  // the embeddings' dropout mask (hidden dropout)
       sm.activations += bytes(shape.tokens * shape.hidden * shape.sp * inflight);
     if (st == par.pp - 1) transient += bytes(shape.tokens * shape.vocab_local * (2.0 + 4.0));  // logits + fp32 loss
-    if (par.zero_stage >= 3) transient += bytes(2.0 * (lp.dense + lp.expert) * sb.weights);  // current + prefetched layer
+    double largest = m.hybrid() ? hybrid.max_params : lp.dense + lp.expert;
+    if (par.zero_stage >= 3) transient += bytes(2.0 * largest * sb.weights);  // current + prefetched layer
     sm.other = transient + (sm.activations + transient) * kAllocatorReserve + gib(kFixedOverheadGiB);
     est.stages.push_back(sm);
     if (sm.total() > est.stages[est.peak_stage].total()) est.peak_stage = est.stages.size() - 1;

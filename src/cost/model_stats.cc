@@ -41,28 +41,58 @@ double mlp_params(const Model& m, double f) {
   return matrices * h * f + bias;
 }
 
+// A Mamba-2 mixer (Megatron-Core MambaMixer): in_proj h -> 2 inner + 2 groups x state + heads, the
+// depthwise convolution's weights and biases over x, B and C, dt_bias, A_log and D per head, the
+// gated norm's weight, out_proj inner -> h.
+double mamba_params(const Model& m) {
+  const spec::Mamba& a = m.mamba;
+  double h = m.hidden, inner = a.inner(), conv = inner + 2.0 * a.groups * a.state, heads = a.heads;
+  return h * (inner + conv + heads) + conv * (a.conv + 1) + 3 * heads + inner + inner * h;
+}
+
 }  // namespace
 
 double ModelParams::total(std::int64_t layers) const {
   return layer.total() * static_cast<double>(layers - dense_layers) + dense_layer.total() * static_cast<double>(dense_layers) +
-         embedding + position + final_norm + lm_head + mtp;
+         hybrid_layers + embedding + position + final_norm + lm_head + mtp;
 }
 
 // Active parameters as model cards count them: one token's path, without the MTP modules.
 double ModelParams::active(std::int64_t layers) const {
   return layer.active() * static_cast<double>(layers - dense_layers) +
-         dense_layer.active() * static_cast<double>(dense_layers) + embedding + position + final_norm + lm_head;
+         dense_layer.active() * static_cast<double>(dense_layers) + hybrid_layers_active + embedding + position +
+         final_norm + lm_head;
 }
 
 ModelParams count_params(const Model& m) {
   ModelParams p;
+  if (m.hybrid() && m.block == spec::Block::transformer) {
+    // Block by block; the non-layer parts as any model's.
+    for (char c : {'M', '*', '-', 'E'}) {
+      double n = static_cast<double>(m.count_blocks(c, 0, m.layers));
+      if (n == 0) continue;
+      LayerParams b = count_params(spec::block_variant(m, c)).layer;
+      p.hybrid_layers += b.total() * n;
+      p.hybrid_layers_active += b.active() * n;
+    }
+    ModelParams rest = count_params(spec::block_variant(m, 'M'));
+    p.embedding = rest.embedding, p.position = rest.position, p.final_norm = rest.final_norm, p.lm_head = rest.lm_head;
+    return p;
+  }
+  if (m.block == spec::Block::mamba) {
+    p.layer.mamba = mamba_params(m);
+    p.layer.norms = norm_params(m, m.hidden);
+  }
   if (m.moe_dense_layers > 0) {
     p.dense_layer = count_params(spec::dense_variant(m)).layer;
     p.dense_layers = m.moe_dense_layers;
   }
-  p.layer.attention = attention_params(m);
-  p.layer.norms = 2 * norm_params(m, m.hidden);
-  if (m.is_moe()) {
+  if (m.has_attention()) p.layer.attention = attention_params(m);
+  if (m.block != spec::Block::mamba)
+    p.layer.norms = (m.has_attention() && m.has_mlp() ? 2 : 1) * norm_params(m, m.hidden);
+  if (!m.has_mlp()) {
+    // an attention or Mamba block: no MLP
+  } else if (m.is_moe()) {
     double router = static_cast<double>(m.hidden) * m.moe_experts;
     double shared = m.moe_shared_ffn_hidden > 0 ? mlp_params(m, m.moe_shared_ffn_hidden) : 0;
     double expert = mlp_params(m, m.moe_ffn_hidden);
@@ -85,7 +115,54 @@ ModelParams count_params(const Model& m) {
   return p;
 }
 
+LayerParams all_layer_params(const Model& m) {
+  LayerParams sum;
+  auto add = [&](const LayerParams& l, double n) {
+    sum.attention += l.attention * n, sum.mlp += l.mlp * n, sum.mlp_active += l.mlp_active * n;
+    sum.mlp_shared += l.mlp_shared * n, sum.norms += l.norms * n, sum.mamba += l.mamba * n;
+  };
+  if (m.hybrid() && m.block == spec::Block::transformer) {
+    for (char c : {'M', '*', '-', 'E'})
+      if (std::int64_t n = m.count_blocks(c, 0, m.layers)) add(count_params(spec::block_variant(m, c)).layer, static_cast<double>(n));
+    return sum;
+  }
+  ModelParams p = count_params(m);
+  add(p.layer, static_cast<double>(m.layers - p.dense_layers));
+  add(p.dense_layer, static_cast<double>(p.dense_layers));
+  return sum;
+}
+
+namespace {
+
+// A hybrid model's forward FLOPs per token, part by part, each the mean over its layers: attention
+// on its '*' layers, the MLP on '-' (ffn_hidden) and 'E' (top-k experts and the shared one), Mamba
+// on 'M' as Megatron's hybrid count prices a mixer (megatron/training/training.py
+// mamba_layer_flops: in_proj, the scan at 7 x inner x state per token, out_proj) -- with the
+// mixer's own inner width heads x head_dim where Megatron writes 2 x hidden (the same for
+// Nemotron 3 Super; Nano's 4,096 against 5,376).
+TokenFlops hybrid_token_flops(const Model& m, std::int64_t seq) {
+  TokenFlops f;
+  f.layers = m.layers;
+  double layers = static_cast<double>(m.layers);
+  auto share = [&](char c) { return static_cast<double>(m.count_blocks(c, 0, m.layers)) / layers; };
+  Model attn = spec::block_variant(m, '*');
+  TokenFlops a = token_flops(attn, seq);
+  f.attention_proj = a.attention_proj * share('*');
+  f.attention_core = a.attention_core * share('*');
+  double gated = m.gated() ? 3 : 2, h = m.hidden;
+  double moe = static_cast<double>(m.moe_ffn_hidden) * m.moe_topk + m.moe_shared_ffn_hidden;
+  f.mlp = flops(2 * gated * h * (static_cast<double>(m.ffn_hidden) * share('-') + moe * share('E')));
+  const spec::Mamba& s = m.mamba;
+  double inner = s.inner(), in_width = 2 * inner + 2.0 * s.groups * s.state + s.heads;
+  f.mamba = flops((2 * h * in_width + 7 * inner * s.state + 2 * inner * h) * share('M'));
+  f.logits = a.logits;
+  return f;
+}
+
+}  // namespace
+
 TokenFlops token_flops(const Model& m, std::int64_t seq) {
+  if (m.hybrid() && m.block == spec::Block::transformer) return hybrid_token_flops(m, seq);
   // Megatron-LM num_floating_point_operations: 2 FLOPs per multiply-add, forward only.
   // Per layer averages: leading dense layers count their dense MLP (MoE models' moe_dense_layers),
   // MLA its projections (the weight matrices' parameters, norms aside), the MTP modules are left out.

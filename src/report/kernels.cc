@@ -106,8 +106,10 @@ void add_host(std::string& out, const schedule::HostBlocks& h, Seconds forward_g
 }  // namespace
 
 std::string kernels_table(const schedule::LayerKernels& k) {
-  std::string out = "kernels of one layer on one rank (communication not included; x" +
-                    fixed(k.ctx.pace, 3) + " pace applied)\n";
+  std::string out = (k.blocks.empty() ? std::string("kernels of one layer on one rank")
+                                      : "kernels of one layer of each block kind (" + k.blocks +
+                                            ", prefixed to each kernel's name: M Mamba-2, * attention, - MLP, E MoE) on one rank") +
+                    " (communication not included; x" + fixed(k.ctx.pace, 3) + " pace applied)\n";
   add_pass(out, "forward", k.forward, k.ctx);
   add_pass(out, "recompute", k.recompute, k.ctx);
   add_pass(out, "backward", k.backward, k.ctx);

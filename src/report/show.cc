@@ -26,7 +26,13 @@ nlohmann::json model_json(const spec::Model& m, std::int64_t seq) {
                        {"moe_ffn_hidden", m.moe_ffn_hidden}, {"moe_shared_ffn_hidden", m.moe_shared_ffn_hidden},
                        {"activation_clamp", m.activation_clamp}, {"rope_mscale", m.rope_mscale},
                        {"hidden_dropout", m.hidden_dropout},
-                       {"attention_dropout", m.attention_dropout}};
+                       {"attention_dropout", m.attention_dropout}, {"hybrid_pattern", m.hybrid_pattern}};
+  if (m.mamba.on())
+    j["architecture"]["mamba"] = {{"heads", m.mamba.heads}, {"head_dim", m.mamba.head_dim}, {"state", m.mamba.state},
+                                  {"groups", m.mamba.groups}, {"conv", m.mamba.conv}, {"chunk", m.mamba.chunk}};
+  cost::LayerParams all = cost::all_layer_params(m);
+  j["all_layers"] = {{"attention", all.attention}, {"mlp", all.mlp}, {"mamba", all.mamba}, {"norms", all.norms},
+                     {"total", all.total()}};
   j["parameters"] = p.total(m.layers);
   j["active_parameters"] = p.active(m.layers);
   j["per_layer"] = {{"attention", p.layer.attention}, {"mlp", p.layer.mlp}, {"mlp_active", p.layer.mlp_active},
@@ -45,7 +51,8 @@ nlohmann::json model_json(const spec::Model& m, std::int64_t seq) {
                           {"per_layer_forward",
                            {{"attention_proj", f.attention_proj.value()},
                             {"attention_core", f.attention_core.value()},
-                            {"mlp", f.mlp.value()}}},
+                            {"mlp", f.mlp.value()},
+                            {"mamba", f.mamba.value()}}},
                           {"logits_forward", f.logits.value()}};
   return j;
 }
@@ -65,19 +72,29 @@ std::string model_text(const spec::Model& m, std::int64_t seq) {
     out += ", MoE " + std::to_string(m.moe_experts) + " experts top-" + std::to_string(m.moe_topk) + " (ffn " +
            std::to_string(m.moe_ffn_hidden) + ")";
   out += ", dropout " + fixed(m.hidden_dropout, 2) + " hidden / " + fixed(m.attention_dropout, 2) + " attention";
+  if (m.hybrid()) {
+    out += "\n  hybrid: " + std::to_string(m.count_blocks('M', 0, m.layers)) + " Mamba-2, " +
+           std::to_string(m.count_blocks('*', 0, m.layers)) + " attention, " +
+           std::to_string(m.count_blocks('-', 0, m.layers)) + " MLP, " + std::to_string(m.count_blocks('E', 0, m.layers)) +
+           " MoE layers: " + m.hybrid_pattern;
+    if (m.mamba.on())
+      out += "\n  Mamba-2: " + std::to_string(m.mamba.heads) + " heads x " + std::to_string(m.mamba.head_dim) +
+             " (inner " + std::to_string(m.mamba.inner()) + "), state " + std::to_string(m.mamba.state) + ", " +
+             std::to_string(m.mamba.groups) + " groups, conv " + std::to_string(m.mamba.conv) + ", chunk " +
+             std::to_string(m.mamba.chunk);
+  }
   out += "\n\n  parameters         " + si_count(p.total(m.layers)) + "\n";
   if (m.is_moe()) out += "  active parameters  " + si_count(p.active(m.layers)) + "\n";
   Table t({"part", "parameters", "share"});
   double total = p.total(m.layers);
   auto row = [&](const std::string& name, double v) { t.add({name, si_count(v), fixed(100 * v / total, 2) + "%"}); };
-  // Every layer by part: an MoE model's leading dense layers count their own MLP.
-  auto layers = [&](double cost::LayerParams::*part) {
-    return p.layer.*part * static_cast<double>(m.layers - p.dense_layers) +
-           p.dense_layer.*part * static_cast<double>(p.dense_layers);
-  };
-  row("attention (all layers)", layers(&cost::LayerParams::attention));
-  row("mlp (all layers)", layers(&cost::LayerParams::mlp));
-  row("norms (all layers)", layers(&cost::LayerParams::norms) + p.final_norm);
+  // Every layer by part: an MoE model's leading dense layers count their own MLP, a hybrid
+  // model's blocks their own parts.
+  cost::LayerParams all = cost::all_layer_params(m);
+  if (all.mamba > 0) row("mamba (all layers)", all.mamba);
+  row("attention (all layers)", all.attention);
+  row("mlp (all layers)", all.mlp);
+  row("norms (all layers)", all.norms + p.final_norm);
   row("embedding", p.embedding + p.position);
   if (p.lm_head > 0) row("lm head", p.lm_head);
   if (p.mtp > 0) row("mtp modules", p.mtp);

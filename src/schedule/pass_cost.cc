@@ -91,6 +91,12 @@ Flops total_flops(const std::vector<Op>& ops) {
 // all-gathers into the projection's and FC2's data-gradient matmuls; the QKV and FC1 input
 // gradients' reduce-scatters run whole after their matmuls, and nothing is gathered again (the
 // forward's gathered inputs are saved; what op_sac re-gathers is priced with its recompute).
+// The blocks of a layer whose input is gathered and whose output is reduced over TP (attention,
+// MLP or experts, Mamba mixer): 2 in a transformer layer, 1 in a hybrid model's.
+int tp_block_pairs(const spec::Model& m) {
+  return (m.has_attention() ? 1 : 0) + (m.has_mlp() ? 1 : 0) + (m.block == spec::Block::mamba ? 1 : 0);
+}
+
 Seconds tp_overlap_exposed(const StepSpec& s, const CommPricer& net, Bytes act, const std::vector<Op>& ops,
                            const cost::ComputeContext& ctx, bool backward) {
   cost::TpOverlapShape o = cost::tp_overlap_shape(s.par.tp, true, s.cluster->gpu.sm_count, s.software.tp_overlap_rs);
@@ -114,20 +120,39 @@ Seconds tp_overlap_exposed(const StepSpec& s, const CommPricer& net, Bytes act, 
     double splits;
   };
   auto way = [](bool ring) { return ring ? How::ring : How::pipeline; };
+  // A block's pairs: its column-parallel GEMM after the gather, its row-parallel one before the
+  // reduce-scatter. A Mamba mixer's in_proj and out_proj take the MLP's userbuffer methods
+  // (assumed: the ub config names no Mamba entries).
+  struct Block {
+    bool on;
+    const char *column, *row;
+    bool row_ring;
+    double row_splits;
+  };
+  const spec::Model& m = *s.model;
+  std::vector<Block> blocks{{m.has_attention(), "attn.qkv", "attn.proj", o.proj_ring, o.proj_splits},
+                            {m.block == spec::Block::mamba, "mamba.in_proj", "mamba.out_proj", o.fc2_ring, o.fc2_splits},
+                            {m.has_mlp(), "mlp.fc1", "mlp.fc2", o.fc2_ring, o.fc2_splits}};
+  std::vector<std::string> names;  // the pairs' GEMM names, kept alive for Pair's pointers
+  names.reserve(12);
+  auto name = [&](const char* base, const char* pass) { return names.emplace_back(std::string(base) + pass).c_str(); };
   std::vector<Pair> pairs;
-  if (!backward)
-    pairs = {{"attn.qkv", true, How::ring, tp},
-             {"attn.proj", false, way(o.proj_ring), o.proj_splits},
-             {"mlp.fc1", true, How::ring, tp},
-             {"mlp.fc2", false, way(o.fc2_ring), o.fc2_splits}};
-  else if (s.software.tp_overlap_impl == spec::TpOverlapImpl::micro_pipeline)
-    pairs = {{"attn.proj.dgrad", true, How::ring, tp}, {"mlp.fc2.dgrad", true, How::ring, tp}};
-  else
-    pairs = {{"attn.proj.dgrad", true, How::ring, tp}, {"attn.qkv.dgrad", true, How::bulk, 1},
-             {"attn.qkv.wgrad", false, How::bulk, 1},  {"mlp.fc2.dgrad", true, How::ring, tp},
-             {"mlp.fc1.dgrad", true, How::bulk, 1},    {"mlp.fc1.wgrad", false, How::bulk, 1}};
+  for (const Block& b : blocks) {
+    if (!b.on) continue;
+    if (!backward) {
+      pairs.push_back({b.column, true, How::ring, tp});
+      pairs.push_back({b.row, false, way(b.row_ring), b.row_splits});
+    } else if (s.software.tp_overlap_impl == spec::TpOverlapImpl::micro_pipeline) {
+      pairs.push_back({name(b.row, ".dgrad"), true, How::ring, tp});
+    } else {
+      pairs.push_back({name(b.row, ".dgrad"), true, How::ring, tp});
+      pairs.push_back({name(b.column, ".dgrad"), true, How::bulk, 1});
+      pairs.push_back({name(b.column, ".wgrad"), false, How::bulk, 1});
+    }
+  }
   Seconds exposed{0}, unpaired{0}, others = gemm_time(ops, ctx);
-  if (backward && s.software.tp_overlap_impl == spec::TpOverlapImpl::micro_pipeline) exposed += scatter * 2.0;
+  if (backward && s.software.tp_overlap_impl == spec::TpOverlapImpl::micro_pipeline)
+    exposed += scatter * static_cast<double>(tp_block_pairs(m));
   for (const Pair& x : pairs) {
     Seconds comm = x.gathers ? gather : scatter;
     if (x.gathers) exposed += scales;
@@ -161,16 +186,19 @@ void add_tp(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
   Bytes act = bytes(sh.tokens * sh.hidden * 2.0);
   if (s.software.tp_comm_overlap && s.par.sequence_parallel)
     return add(p, Category::tp_comm, tp_overlap_exposed(s, net, act, ops, ctx, backward));
-  Seconds gathers = s.par.sequence_parallel ? net.time({Comm::Op::all_gather, Group::tp, act}) * 2.0 : Seconds{0};
-  Seconds reductions = s.par.sequence_parallel ? net.time({Comm::Op::reduce_scatter, Group::tp, act}) * 2.0
-                                               : net.time({Comm::Op::all_reduce, Group::tp, act}) * 2.0;
+  auto blocks = static_cast<double>(tp_block_pairs(*s.model));
+  Seconds gathers = s.par.sequence_parallel ? net.time({Comm::Op::all_gather, Group::tp, act}) * blocks : Seconds{0};
+  Seconds reductions = s.par.sequence_parallel ? net.time({Comm::Op::reduce_scatter, Group::tp, act}) * blocks
+                                               : net.time({Comm::Op::all_reduce, Group::tp, act}) * blocks;
   Seconds comm = gathers + reductions;
   if (!s.software.tp_comm_overlap) {
     if (!backward || !s.software.tp_async_backward) return add(p, Category::tp_comm, comm);
-    Seconds hidden = std::min(reductions, named_time(ops, {"attn.qkv.wgrad", "mlp.fc1.wgrad"}, ctx));
+    Seconds hidden =
+        std::min(reductions, named_time(ops, {"attn.qkv.wgrad", "mlp.fc1.wgrad", "mamba.in_proj.wgrad"}, ctx));
     // With SP the column layers' inputs are all-gathered again for their weight gradients,
     // asynchronously beside their data-gradient GEMMs (same Megatron-LM function).
-    Seconds regather = std::min(gathers, named_time(ops, {"attn.qkv.dgrad", "mlp.fc1.dgrad"}, ctx));
+    Seconds regather =
+        std::min(gathers, named_time(ops, {"attn.qkv.dgrad", "mlp.fc1.dgrad", "mamba.in_proj.dgrad"}, ctx));
     return add(p, Category::tp_comm,
                comm - hidden + (hidden + regather) * s.cal->compute.overlap_slowdown + gathers - regather);
   }
@@ -186,6 +214,15 @@ void add_tp(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
 void add_cp(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::LayerShape& sh, Seconds attn,
             bool backward) {
   if (s.par.cp == 1) return;
+  if (sh.mamba()) {
+    // A Mamba mixer splits its heads over the CP ranks instead (Megatron-Core
+    // megatron/core/ssm/mamba_context_parallel.py): z, x, B, C and dt all-to-all from sequence to
+    // head shards before the convolution and the scan, y back after; the backward sends their
+    // gradients the same way. The calls are priced as one all-to-all of their 16-bit bytes.
+    Bytes moved = bytes(sh.tokens * (sh.ssm_in_width() + sh.ssm_inner()) * 2.0);
+    add(p, Category::cp_comm, net.time({Comm::Op::all_to_all, Group::cp, moved}));
+  }
+  if (!sh.attention) return;
   Bytes kv = bytes(sh.tokens * 2.0 * sh.kv_width * 2.0 * (backward ? 2.0 : 1.0));
   Seconds comm = net.time({Comm::Op::send_recv, Group::cp, kv}) * static_cast<double>(s.par.cp - 1);
   add(p, Category::cp_comm, std::max(Seconds{0}, comm - attn));
@@ -281,7 +318,13 @@ void add_ep(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
 // and up as two when gated), FC2 -- what DeepSpeed's ZeRO-3 gathers one Linear submodule at a time
 // (docs/research/software-stacks.md sec. 3.2: a GPT layer costs 4 gathers forward, 4 backward).
 std::vector<double> layer_weights(const cost::LayerShape& sh) {
-  std::vector<double> w{sh.hidden * (sh.q_width + 2 * sh.kv_width), sh.q_width * sh.hidden};
+  std::vector<double> w;
+  if (sh.mamba()) w = {sh.hidden * sh.ssm_in_width(), sh.ssm_inner() * sh.hidden};
+  if (sh.attention) {
+    w.push_back(sh.hidden * (sh.q_width + 2 * sh.kv_width));
+    w.push_back(sh.q_width * sh.hidden);
+  }
+  if (!sh.mlp) return w;
   for (int i = 0; i < static_cast<int>(sh.gate); ++i) w.push_back(sh.hidden * sh.ffn);
   w.push_back(sh.ffn * sh.hidden);
   return w;
@@ -441,7 +484,18 @@ HostBlocks layer_host_blocks(const StepSpec& s, const cost::LayerShape& sh) {
   // (Megatron-Core get_gpt_layer_with_transformer_engine_spec, multi_latent_attention); the
   // splits, views and concatenations around them are not counted.
   double modules = sh.kv_lora > 0 ? 7 : 3 + (sh.qk_norm ? 2 : 0);
-  if (!g.attn) b.attention = issue(modules, 4 + rope_calls);
+  if (!g.attn && sh.attention) b.attention = issue(modules, 4 + rope_calls);
+  if (sh.mamba() && !g.mamba) {
+    // A Mamba layer (megatron/core/ssm/mamba_mixer.py, memory-efficient path): in_proj and out_proj
+    // (Transformer Engine modules); A = -exp(A_log) and the fp32 dt bias (3 ops), the layout copies
+    // around the scan (2), mamba_split_conv1d_scan_combined's convolution and five scan kernels, the
+    // grouped RMSNorm and the residual add: 14 calls. Its backward issues the scan's and the
+    // convolution's recomputes and gradient kernels, about 40 (docs/research/mamba2-kernels.md
+    // sec. 5), where the forward issued 6 of them: 34 more.
+    b.attention = issue(2, 14);
+    b.backward_gemms = issue(0, 34);
+  }
+  if (!sh.mlp) return b;
   if (sh.experts_local <= 0) {
     b.fc1 = issue(2, 3);
     return b;
@@ -614,7 +668,39 @@ LayerKernels layer_kernels(const StepSpec& s) {
 }
 
 LayerKernels listed_kernels(const StepSpec& s) {
-  LayerKernels k = layer_kernels(s);
+  LayerKernels k;
+  if (s.model->hybrid()) {
+    // One layer of each block kind the model has, in pattern order of first appearance, each
+    // kernel's name prefixed by its block's pattern character; the host's blocks summed.
+    std::string seen;
+    for (char c : s.model->hybrid_pattern) {
+      if (seen.find(c) != std::string::npos) continue;
+      seen += c;
+      spec::Model b = spec::block_variant(*s.model, c);
+      StepSpec v = s;
+      v.model = &b;
+      if (!b.is_moe()) v.par.ep = 1, v.par.etp = 0;
+      LayerKernels x = layer_kernels(v);
+      auto append = [&](std::vector<Op>& to, std::vector<Op>& from) {
+        for (Op& op : from) {
+          op.name = std::string(1, c) + ":" + op.name;
+          to.push_back(std::move(op));
+        }
+      };
+      append(k.forward, x.forward);
+      append(k.backward, x.backward);
+      append(k.recompute, x.recompute);
+      for (Seconds HostBlocks::*part : {&HostBlocks::attention, &HostBlocks::router, &HostBlocks::preprocess,
+                                        &HostBlocks::dispatch, &HostBlocks::fc1, &HostBlocks::act, &HostBlocks::fc2,
+                                        &HostBlocks::shared, &HostBlocks::combine, &HostBlocks::backward_gemms})
+        k.host.*part += x.host.*part;
+      k.ctx = x.ctx;
+    }
+    k.blocks = seen;
+    k.shape = cost::layer_shape(*s.model, s.par, s.train);
+  } else {
+    k = layer_kernels(s);
+  }
   k.embedding_forward = cost::embedding_ops(k.shape, false);
   k.embedding_backward = cost::embedding_ops(k.shape, true);
   k.head_forward = head_ops(s, k.shape, false);

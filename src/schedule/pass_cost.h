@@ -69,6 +69,9 @@ struct LayerKernels {
   /// by listed_kernels only: the step prices them in embedding_cost and head_cost.
   std::vector<cost::Op> embedding_forward, embedding_backward, head_forward, head_backward;
   HostBlocks host;  ///< what the CPU spends issuing the layer
+  /// A hybrid model's listing (listed_kernels): the block kinds it holds one layer of, in order,
+  /// each kernel named "C:kernel" by its block's pattern character; empty otherwise.
+  std::string blocks;
 };
 [[nodiscard]] LayerKernels layer_kernels(const StepSpec& s);
 /// layer_kernels with the kernels beside the layers too: what `--kernels` lists.

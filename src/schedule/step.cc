@@ -31,15 +31,28 @@ class Builder {
   void build();
 
  private:
+  static constexpr int kKinds = 16;
   std::int64_t layers(std::int64_t stage, std::int64_t chunk) const {
     return out_.partition.layers(stage, chunk);
   }
-  /// Layers of a chunk by kind: bit 0 a dense layer of an MoE model (its moe_dense_layers), bit 1
-  /// a layer an fp8/fp4 run keeps in bf16 (bf16_layers_start/end), bit 2 a layer that does not
-  /// recompute under partial full recompute (recompute_layers). Kind 0: the model's layer.
-  std::array<std::int64_t, 8> layer_kinds(std::int64_t stage, std::int64_t chunk) const;
+  /// Layers of a chunk by kind: bits 0-1 the layer's variant (variant()), bit 2 a layer an
+  /// fp8/fp4 run keeps in bf16 (bf16_layers_start/end), bit 3 a layer that does not recompute
+  /// under partial full recompute (recompute_layers). Kind 0: the model's layer.
+  std::array<std::int64_t, kKinds> layer_kinds(std::int64_t stage, std::int64_t chunk) const;
+  /// Which model prices layer `i`: 0 the model's own layer (a hybrid model's MoE block, else its
+  /// dense MLP block), 1 a dense layer of an MoE model (its moe_dense_layers, or a hybrid's '-'
+  /// blocks), 2 a hybrid's Mamba block, 3 its attention block.
+  int variant(std::int64_t i) const;
+  /// The model a variant's layers are priced as, and their parallel layout (no experts, no EP).
+  const spec::Model& variant_model(int v) const { return v == 0 && !s_.model->hybrid() ? *s_.model : variants_[v]; }
+  spec::Parallel variant_par(int v) const {
+    spec::Parallel par = s_.par;
+    if (!variant_model(v).is_moe()) par.ep = 1, par.etp = 0;
+    return par;
+  }
   /// The cost of a layer of `kind` (priced in build() for the kinds the model has).
   const LayerCost& kind_cost(int kind) const { return out_.layer[static_cast<std::size_t>(kind_index_[kind])]; }
+
   /// Multi-token-prediction modules run after the model's last layer: the last stage's last chunk.
   bool holds_mtp(std::int64_t stage, std::int64_t chunk) const {
     return s_.model->mtp_layers > 0 && stage == p_ - 1 && chunk == v_ - 1;
@@ -118,8 +131,8 @@ class Builder {
   const StepSpec& s_;
   const CommPricer& net_;
   StepGraph& out_;
-  spec::Model dense_model_;  ///< the leading dense layers of an MoE model, priced as a model of their own
-  std::array<int, 8> kind_index_{};  ///< layer kind -> its entry in out_.layer
+  std::array<spec::Model, 4> variants_;  ///< variant() -> the model its layers are priced as (entry 0 for hybrids)
+  std::array<int, kKinds> kind_index_{};  ///< layer kind -> its entry in out_.layer
   std::int64_t p_ = 1, v_ = 1, m_ = 1;
   bool zero_sharded_ = false;
   std::vector<Streams> st_;
@@ -211,16 +224,26 @@ CostId Builder::pass_cost_id(std::int64_t stage, std::int64_t chunk, bool forwar
   return id;
 }
 
-std::array<std::int64_t, 8> Builder::layer_kinds(std::int64_t stage, std::int64_t chunk) const {
-  std::array<std::int64_t, 8> n{};
+int Builder::variant(std::int64_t i) const {
+  const spec::Model& m = *s_.model;
+  if (!m.hybrid()) return i < m.moe_dense_layers ? 1 : 0;
+  switch (m.layer_block(i)) {
+    case 'M': return 2;
+    case '*': return 3;
+    case '-': return m.is_moe() ? 1 : 0;
+    default: return 0;  // 'E'
+  }
+}
+
+std::array<std::int64_t, Builder::kKinds> Builder::layer_kinds(std::int64_t stage, std::int64_t chunk) const {
+  std::array<std::int64_t, kKinds> n{};
   std::int64_t first = out_.partition.first_layer(stage, chunk), total = s_.model->layers;
   bool low = s_.train.precision == spec::Dtype::fp8 || s_.train.precision == spec::Dtype::fp4;
   bool partial = s_.train.recompute == spec::Recompute::full && s_.train.recompute_layers > 0;
   for (std::int64_t i = first; i < first + layers(stage, chunk); ++i) {
-    bool dense = i < s_.model->moe_dense_layers;
     bool bf16 = low && (i < s_.train.bf16_layers_start || i >= total - s_.train.bf16_layers_end);
     bool kept = partial && i - first >= s_.train.recompute_layers;
-    ++n[(dense ? 1 : 0) + (bf16 ? 2 : 0) + (kept ? 4 : 0)];
+    ++n[static_cast<std::size_t>(variant(i) + (bf16 ? 4 : 0) + (kept ? 8 : 0))];
   }
   return n;
 }
@@ -233,12 +256,19 @@ cost::LocalLayerParams Builder::chunk_params(std::int64_t stage, std::int64_t ch
     auto n = static_cast<double>(layers(stage, chunk));
     return {.dense = a.dense * n, .expert = a.expert * n};
   }
-  std::array<std::int64_t, 8> k = layer_kinds(stage, chunk);
-  std::int64_t d = k[1] + k[3] + k[5] + k[7], n = layers(stage, chunk);
-  cost::LocalLayerParams layer = cost::local_layer_params(*s_.model, s_.par);
-  double moe_layers = static_cast<double>(n - d) + (holds_mtp(stage, chunk) ? static_cast<double>(s_.model->mtp_layers) : 0.0);
-  cost::LocalLayerParams p{.dense = layer.dense * moe_layers, .expert = layer.expert * moe_layers};
-  if (d > 0) p.dense += cost::local_layer_params(dense_model_, s_.par).total() * static_cast<double>(d);
+  std::array<std::int64_t, kKinds> k = layer_kinds(stage, chunk);
+  std::array<double, 4> by_variant{};
+  for (int kind = 0; kind < kKinds; ++kind) by_variant[static_cast<std::size_t>(kind & 3)] += static_cast<double>(k[static_cast<std::size_t>(kind)]);
+  if (holds_mtp(stage, chunk)) by_variant[0] += static_cast<double>(s_.model->mtp_layers);
+  cost::LocalLayerParams p;
+  for (int v = 0; v < 4; ++v) {
+    double n = by_variant[static_cast<std::size_t>(v)];
+    if (n <= 0) continue;
+    cost::LocalLayerParams layer = cost::local_layer_params(variant_model(v), variant_par(v));
+    // A dense variant's parameters are all dense (reduced over dp x cp).
+    p.dense += (v == 0 ? layer.dense : layer.total()) * n;
+    if (v == 0) p.expert += layer.expert * n;
+  }
   if (holds_mtp(stage, chunk))  // each MTP module's 2h x h projection
     p.dense += 2.0 * static_cast<double>(s_.model->hidden) * static_cast<double>(s_.model->hidden) /
                static_cast<double>(s_.par.tp) * static_cast<double>(s_.model->mtp_layers);
@@ -260,8 +290,8 @@ TaskId Builder::dp_comm(StreamId stream, Comm::Op op, const cost::LocalLayerPara
 PassCost Builder::pass_cost(std::int64_t stage, std::int64_t chunk, bool forward) const {
   PassCost c;
   const LayerCost& lc = out_.layer.front();
-  std::array<std::int64_t, 8> k = layer_kinds(stage, chunk);
-  for (int kind = 0; kind < 8; ++kind)
+  std::array<std::int64_t, kKinds> k = layer_kinds(stage, chunk);
+  for (int kind = 0; kind < kKinds; ++kind)
     if (k[kind] > 0) {
       const LayerCost& x = kind_cost(kind);
       accumulate(c, forward ? x.forward : x.backward, static_cast<double>(k[kind]));
@@ -272,8 +302,8 @@ PassCost Builder::pass_cost(std::int64_t stage, std::int64_t chunk, bool forward
   // weight and output amaxes forward, output and input gradients backward; 4 Linears per layer
   // (the count only sets the message size, a few hundred bytes: the call is latency-bound).
   std::int64_t fp8_layers = 0;
-  for (int kind = 0; kind < 8; ++kind)
-    if (!(kind & 2)) fp8_layers += k[kind];
+  for (int kind = 0; kind < kKinds; ++kind)
+    if (!(kind & 4)) fp8_layers += k[kind];
   accumulate(c, fp8_amax_reduction(s_, net_, static_cast<double>(fp8_layers) * 4.0 * (forward ? 3.0 : 2.0)));
   // Scatter-gather: a pass that receives its input from another stage first all-gathers the
   // pieces over its TP group (Megatron-LM 2021-22 p2p_communication._communicate:
@@ -341,24 +371,26 @@ TaskId Builder::add_forward(std::int64_t stage, const PassRef& pass, std::span<c
 
 Seconds Builder::weight_quantize(std::int64_t stage, std::int64_t chunk) const {
   if (s_.train.precision != spec::Dtype::fp8 && s_.train.precision != spec::Dtype::fp4) return Seconds{0};
-  std::array<std::int64_t, 8> k = layer_kinds(stage, chunk);
-  double moe = holds_mtp(stage, chunk) ? static_cast<double>(s_.model->mtp_layers) : 0.0, dense = 0;
-  for (int kind = 0; kind < 8; ++kind)
-    if (!(kind & 2)) ((kind & 1) ? dense : moe) += static_cast<double>(k[static_cast<std::size_t>(kind)]);
+  std::array<std::int64_t, kKinds> k = layer_kinds(stage, chunk);
+  std::array<double, 4> n{};
+  n[0] = holds_mtp(stage, chunk) ? static_cast<double>(s_.model->mtp_layers) : 0.0;
+  for (int kind = 0; kind < kKinds; ++kind)
+    if (!(kind & 4)) n[static_cast<std::size_t>(kind & 3)] += static_cast<double>(k[static_cast<std::size_t>(kind)]);
   double elems = 0, tensors = 0;
-  auto count = [&](const spec::Model& m, double n) {
-    if (n <= 0) return;
-    cost::LayerShape sh = cost::layer_shape(m, s_.par, s_.train);
+  for (int v = 0; v < 4; ++v) {
+    double layers = n[static_cast<std::size_t>(v)];
+    if (layers <= 0) continue;
+    spec::Parallel par = variant_par(v);
+    cost::LayerShape sh = cost::layer_shape(variant_model(v), par, s_.train);
     // Weight tensors: QKV and projection (MLA: the down- and up-projections), FC1 and FC2, or
     // every local expert's two (Transformer Engine's GroupedLinear quantizes expert by expert)
-    // and the shared expert's; the router stays 16-bit.
-    double attention = sh.kv_lora > 0 ? (sh.q_lora > 0 ? 5.0 : 4.0) : 2.0;
-    double mlp = sh.experts_local > 0 ? 2.0 * sh.experts_local + (sh.shared_ffn > 0 ? 2.0 : 0.0) : 2.0;
-    elems += cost::local_layer_params(m, s_.par).total() * n;
-    tensors += (attention + mlp) * n;
-  };
-  count(*s_.model, moe);
-  if (dense > 0) count(dense_model_, dense);
+    // and the shared expert's, a Mamba mixer's in_proj and out_proj; the router stays 16-bit.
+    double attention = !sh.attention ? 0.0 : sh.kv_lora > 0 ? (sh.q_lora > 0 ? 5.0 : 4.0) : 2.0;
+    double mlp = !sh.mlp ? 0.0 : sh.experts_local > 0 ? 2.0 * sh.experts_local + (sh.shared_ffn > 0 ? 2.0 : 0.0) : 2.0;
+    double mamba = sh.mamba() ? 2.0 : 0.0;
+    elems += cost::local_layer_params(variant_model(v), par).total() * layers;
+    tensors += (attention + mlp + mamba) * layers;
+  }
   return weight_quantize_time(s_, elems, tensors);
 }
 
@@ -577,23 +609,34 @@ void Builder::build() {
   // One cost per kind of layer the model has: its own, its leading dense layers (an MoE model's),
   // both again in bf16 when an fp8/fp4 run keeps some layers there, and all of those without
   // recompute when full recompute covers only the first recompute_layers of each chunk.
-  out_.layer.push_back(layer_cost(s_, net_));
+  // A hybrid model's blocks are its variants (spec::block_variant); its kind 0 is its MoE or MLP block.
+  const spec::Model& m = *s_.model;
+  std::array<bool, 4> present{true, m.moe_dense_layers > 0, false, false};
+  if (m.hybrid()) {
+    variants_[0] = spec::block_variant(m, m.is_moe() ? 'E' : '-');
+    variants_[1] = spec::block_variant(m, '-');
+    variants_[2] = spec::block_variant(m, 'M');
+    variants_[3] = spec::block_variant(m, '*');
+    present = {true, m.is_moe() && m.count_blocks('-', 0, m.layers) > 0, m.count_blocks('M', 0, m.layers) > 0,
+               m.count_blocks('*', 0, m.layers) > 0};
+  } else if (present[1]) {
+    variants_[1] = spec::dense_variant(m);
+  }
+  StepSpec main = s_;
+  main.model = &variant_model(0);
+  main.par = variant_par(0);
+  out_.layer.push_back(layer_cost(main, net_));
   kind_index_ = {};
-  bool dense = s_.model->moe_dense_layers > 0;
-  if (dense) dense_model_ = spec::dense_variant(*s_.model);
   bool bf16 = (s_.train.precision == spec::Dtype::fp8 || s_.train.precision == spec::Dtype::fp4) &&
               s_.train.bf16_layers_start + s_.train.bf16_layers_end > 0;
   bool partial = s_.train.recompute == spec::Recompute::full && s_.train.recompute_layers > 0;
-  for (int kind = 1; kind < 8; ++kind) {
-    if (((kind & 1) && !dense) || ((kind & 2) && !bf16) || ((kind & 4) && !partial)) continue;
+  for (int kind = 1; kind < kKinds; ++kind) {
+    if (!present[static_cast<std::size_t>(kind & 3)] || ((kind & 4) && !bf16) || ((kind & 8) && !partial)) continue;
     StepSpec v = s_;
-    if (kind & 1) {
-      v.model = &dense_model_;
-      v.par.ep = 1;
-      v.par.etp = 0;
-    }
-    if (kind & 2) v.train.precision = spec::Dtype::bf16;
-    if (kind & 4) v.train.recompute = spec::Recompute::none;
+    v.model = &variant_model(kind & 3);
+    v.par = variant_par(kind & 3);
+    if (kind & 4) v.train.precision = spec::Dtype::bf16;
+    if (kind & 8) v.train.recompute = spec::Recompute::none;
     kind_index_[kind] = static_cast<int>(out_.layer.size());
     out_.layer.push_back(layer_cost(v, net_));
   }

@@ -43,6 +43,32 @@ void read_layouts(ObjectReader& r, Model& m) {
   }
 }
 
+// A hybrid model: its pattern (one character per layer) and its Mamba mixer. The pattern's
+// blocks must be ones the model can build: 'E' needs experts, 'M' the mixer, and a pattern with
+// experts needs an 'E'.
+void read_hybrid(ObjectReader& r, Model& m) {
+  if (r.has("mamba")) {
+    ObjectReader a = r.object("mamba");
+    m.mamba.heads = a.integer("heads", 1, kMax);
+    m.mamba.head_dim = a.integer("head_dim", 1, kMax);
+    m.mamba.state = a.integer("state", 1, kMax);
+    m.mamba.groups = a.integer("groups", 1, kMax);
+    m.mamba.conv = a.optional_integer("conv", 1, 64).value_or(4);
+    m.mamba.chunk = a.optional_integer("chunk", 1, 1 << 16).value_or(128);
+    if (m.mamba.heads % m.mamba.groups != 0)
+      a.fail("groups", "expected a divisor of heads (" + std::to_string(m.mamba.heads) + "), got " +
+                           std::to_string(m.mamba.groups));
+    a.finish();
+  }
+  auto pattern = r.optional_string("hybrid_pattern");
+  if (!pattern) {
+    if (m.mamba.on()) r.fail("hybrid_pattern", "missing required key (mamba is set)");
+    return;
+  }
+  m.hybrid_pattern = *pattern;
+  check_hybrid_pattern(m, r, "hybrid_pattern");
+}
+
 Model read_native(ObjectReader& r) {
   Model m;
   m.name = r.string("name");
@@ -95,6 +121,7 @@ Model read_native(ObjectReader& r) {
                               to_string(m.position_embedding));
   m.hidden_dropout = read_probability(r, "hidden_dropout").value_or(0.1);
   m.attention_dropout = read_probability(r, "attention_dropout").value_or(0.1);
+  read_hybrid(r, m);
   read_layouts(r, m);
   r.finish();
   return m;
@@ -108,6 +135,30 @@ Model parse_model(const std::string& text, const std::string& file) {
   Model m = (r.has("model_type") || r.has("architectures")) ? read_hf_config(r) : read_native(r);
   check_model(m, r);
   return m;
+}
+
+std::int64_t Model::count_blocks(char c, std::int64_t first, std::int64_t n) const {
+  if (!hybrid()) return c == 'T' ? n : 0;
+  std::int64_t k = 0;
+  for (std::int64_t i = first; i < first + n; ++i) k += layer_block(i) == c ? 1 : 0;
+  return k;
+}
+
+Model block_variant(const Model& m, char c) {
+  if (c == 'T') return m;
+  Model v = c == 'E' ? m : dense_variant(m);
+  v.block = c == 'M' ? Block::mamba : c == '*' ? Block::attention : Block::mlp;
+  return v;
+}
+
+const char* to_string(Block b) {
+  switch (b) {
+    case Block::transformer: return "transformer";
+    case Block::attention: return "attention";
+    case Block::mlp: return "mlp";
+    case Block::mamba: return "mamba";
+  }
+  return "?";
 }
 
 Model dense_variant(const Model& m) {

@@ -26,6 +26,28 @@ struct Mla {
   bool operator==(const Mla&) const = default;
 };
 
+/// Mamba-2's selective state-space mixer (Dao & Gu 2024, "Transformers are SSMs", arXiv:2405.21060;
+/// Megatron-Core megatron/core/ssm/mamba_mixer.py): `heads` heads of `head_dim` channels (the inner
+/// width d_inner = heads x head_dim), a state of `state` per channel, B and C shared by each of
+/// `groups` groups of heads, a causal depthwise convolution of width `conv` over x, B and C, and the
+/// SSD algorithm's chunks of `chunk` tokens. Absent (zero heads) for attention-only models.
+struct Mamba {
+  std::int64_t heads = 0;
+  std::int64_t head_dim = 0;
+  std::int64_t state = 0;
+  std::int64_t groups = 0;
+  std::int64_t conv = 4;
+  std::int64_t chunk = 128;
+  [[nodiscard]] bool on() const { return heads > 0; }
+  [[nodiscard]] std::int64_t inner() const { return heads * head_dim; }
+  bool operator==(const Mamba&) const = default;
+};
+
+/// What one layer holds. A transformer layer is attention and an MLP (or experts); a hybrid
+/// model's layers are one block each (Megatron-Core's MambaModel: a Mamba mixer, an attention, an
+/// MLP or an MoE layer, each with its pre-norm and residual add).
+enum class Block { transformer, attention, mlp, mamba };
+
 /// A pipeline layout the model's reference recipe gives pp ranks of vp chunks (Megatron-Bridge's
 /// DeepSeek-V3 recipe keys its layouts by (pp, vp): recipes/deepseek/deepseek_v3.py layout_map).
 struct ReferenceLayout {
@@ -88,8 +110,25 @@ struct Model {
   double attention_dropout = 0.1;
   /// Layouts the model's recipe uses when a job names none (models/*.json pipeline_layouts).
   std::vector<ReferenceLayout> pipeline_layouts;
+  /// A hybrid model's layers in order, one character each (Megatron-Core hybrid_override_pattern):
+  /// 'M' a Mamba-2 mixer, '*' attention, '-' a dense MLP of ffn_hidden, 'E' an MoE layer. Empty for
+  /// a transformer, whose every layer is attention and an MLP. `layers` is its length.
+  std::string hybrid_pattern;
+  Mamba mamba;
+  /// What every layer of this model holds: a transformer's; a hybrid model's block variants
+  /// (block_variant) say which block they price.
+  Block block = Block::transformer;
 
   [[nodiscard]] bool is_moe() const { return moe_experts > 0; }
+  [[nodiscard]] bool hybrid() const { return !hybrid_pattern.empty(); }
+  /// The block of layer `i` (0-based): its hybrid_pattern character, or 'T' for a transformer layer.
+  [[nodiscard]] char layer_block(std::int64_t i) const {
+    return hybrid() ? hybrid_pattern[static_cast<std::size_t>(i)] : 'T';
+  }
+  /// Layers of block `c` among [first, first + n) ('T' counts a transformer's layers).
+  [[nodiscard]] std::int64_t count_blocks(char c, std::int64_t first, std::int64_t n) const;
+  [[nodiscard]] bool has_attention() const { return block == Block::transformer || block == Block::attention; }
+  [[nodiscard]] bool has_mlp() const { return block == Block::transformer || block == Block::mlp; }
   /// Layers with experts.
   [[nodiscard]] std::int64_t moe_layers() const { return is_moe() ? layers - moe_dense_layers : 0; }
   /// Per head: query/key width and value width (head_dim, or MLA's).
@@ -114,9 +153,15 @@ struct Model {
 /// ffn_hidden and no experts (every layer of a dense model is already one).
 [[nodiscard]] Model dense_variant(const Model& m);
 
+/// The block a hybrid model's layers of pattern character `c` hold, as a model of its own: 'M' a
+/// Mamba mixer, '*' an attention, '-' a dense MLP of ffn_hidden, 'E' an MoE layer; no experts
+/// unless 'E'. For 'T', `m` itself.
+[[nodiscard]] Model block_variant(const Model& m, char c);
+
 [[nodiscard]] const char* to_string(Activation a);
 [[nodiscard]] const char* to_string(PositionEmbedding p);
 [[nodiscard]] const char* to_string(Norm n);
 [[nodiscard]] const char* to_string(LinearBias b);
+[[nodiscard]] const char* to_string(Block b);
 
 }  // namespace dtsim::spec

@@ -12,6 +12,12 @@ namespace dtsim::spec {
 /// Fills head_dim when zero. Errors point at the offending key of `r`.
 void check_model(Model& m, const ObjectReader& r);
 
+/// A hybrid pattern's rules, the failure naming `key` of `r`: only 'M', '*', '-' and 'E'; its
+/// length sets `layers` when the reader has none (a Hugging Face config), else must equal it; 'E'
+/// needs experts and experts an 'E'; 'M' needs the Mamba mixer and the mixer an 'M'; no MoE
+/// leading dense layers, multi-token prediction or sliding windows (not modelled for hybrids).
+void check_hybrid_pattern(Model& m, const ObjectReader& r, const std::string& key);
+
 /// A dropout probability at `name`: a number in [0, 1), or nullopt when absent or null.
 [[nodiscard]] std::optional<double> read_probability(ObjectReader& r, const std::string& name);
 

@@ -229,6 +229,7 @@ std::string to_string(const CudaGraphs& g) {
   add(g.attn, "attn");
   add(g.moe_router, "moe_router");
   add(g.moe_preprocess, "moe_preprocess");
+  add(g.mamba, "mamba");
   return s.empty() ? "none" : s;
 }
 
@@ -252,9 +253,10 @@ CudaGraphs parse_cuda_graphs(const std::string& text, const std::string& where) 
     else if (scope == "attn") g.attn = true;
     else if (scope == "moe_router") g.moe_router = true;
     else if (scope == "moe_preprocess") g.moe_preprocess = true;
+    else if (scope == "mamba") g.mamba = true;
     else
-      throw SpecError(where, "expected none, full_iteration or scopes among attn, moe_router, moe_preprocess joined "
-                             "by commas, got \"" + text + "\"");
+      throw SpecError(where, "expected none, full_iteration or scopes among attn, moe_router, moe_preprocess, mamba "
+                             "joined by commas, got \"" + text + "\"");
     if (comma == std::string::npos) break;
     at = comma + 1;
   }

@@ -114,6 +114,7 @@ struct CudaGraphs {
   bool attn = false;            ///< each layer's attention block
   bool moe_router = false;      ///< the MoE router
   bool moe_preprocess = false;  ///< the MoE dispatcher's preprocessing (token counts, splits)
+  bool mamba = false;           ///< each hybrid model's Mamba layer (Megatron-Core scope "mamba")
   bool operator==(const CudaGraphs&) const = default;
 };
 
