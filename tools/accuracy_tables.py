@@ -37,6 +37,7 @@ TARGETS = {
     ("shared", "fp8-or-moe"): (8, 25, "#15"),
     ("shared", "blackwell"): (8, 25, "#15"),
     ("mbridge-26.02", "all"): (10, 30, "#15"),
+    ("mbridge-26.04", "all"): (10, 30, "#15"),
     ("aws-efa-moe", "blackwell"): (10, 30, "#15"),
     ("dgxc-dense", "all"): (5, 15, "#14"),
     ("megatron-deepspeed", "dense16"): (5, 15, "#14"),
@@ -47,7 +48,7 @@ TARGETS = {
     ("torchtitan", "dense16"): (5, 15, "#14"),
     ("llm-foundry", "dense16"): (5, 15, "#14"),
 }
-HOLDOUTS = ("mbridge-26.02", "aws-efa-moe", "dgxc-dense", "megatron-deepspeed", "nemotron4-15b", "sc21-zero3", "megatron-lm-2020", "megascale", "torchtitan", "llm-foundry")
+HOLDOUTS = ("mbridge-26.02", "mbridge-26.04", "aws-efa-moe", "dgxc-dense", "megatron-deepspeed", "nemotron4-15b", "sc21-zero3", "megatron-lm-2020", "megascale", "torchtitan", "llm-foundry")
 
 
 def percentile_row(name, tier, errors, unpredicted):

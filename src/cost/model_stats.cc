@@ -134,8 +134,10 @@ LayerParams all_layer_params(const Model& m) {
 
 namespace {
 
-// A hybrid model's forward FLOPs per token, part by part, each the mean over its layers: attention
-// on its '*' layers, the MLP on '-' (ffn_hidden) and 'E' (top-k experts and the shared one), Mamba
+// A hybrid model's forward FLOPs per token, part by part, each the mean over its layers, as
+// Megatron-Core's hybrid branch counts them (megatron/training/training.py and Megatron-Bridge
+// flop_utils.py: attention 4 b s h p (h + h g / n_h + s/2), the causal half of the scores, unlike its
+// GPT formula's full s): attention on its '*' layers, the MLP on '-' (ffn_hidden) and 'E' (top-k experts and the shared one), Mamba
 // on 'M' as Megatron's hybrid count prices a mixer (megatron/training/training.py
 // mamba_layer_flops: in_proj, the scan at 7 x inner x state per token, out_proj) -- with the
 // mixer's own inner width heads x head_dim where Megatron writes 2 x hidden (the same for
@@ -148,7 +150,7 @@ TokenFlops hybrid_token_flops(const Model& m, std::int64_t seq) {
   Model attn = spec::block_variant(m, '*');
   TokenFlops a = token_flops(attn, seq);
   f.attention_proj = a.attention_proj * share('*');
-  f.attention_core = a.attention_core * share('*');
+  f.attention_core = a.attention_core * (0.5 * share('*'));  // Megatron's hybrid branch counts the causal half (s/2)
   double gated = m.gated() ? 3 : 2, h = m.hidden;
   double moe = static_cast<double>(m.moe_ffn_hidden) * m.moe_topk + m.moe_shared_ffn_hidden;
   f.mlp = flops(2 * gated * h * (static_cast<double>(m.ffn_hidden) * share('-') + moe * share('E')));

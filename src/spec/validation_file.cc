@@ -370,7 +370,8 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   check_model(m, where);
   if (const Model* preset = matching_preset(c.model, m)) {
     std::string remark = "model: the " + preset->name + " preset (the case's fields agree; head_dim, norms, MLA, " +
-                         "dense layers, MTP and windows from models/)";
+                         "dense layers, MTP and windows from models/" +
+                         (preset->hybrid() ? "; its hybrid pattern and Mamba mixer too" : "") + ")";
     m = *preset;
     m.source = c.id;
     for (auto it = rc.assumptions.begin(); it != rc.assumptions.end();)  // the preset replaces the family's guesses

@@ -511,3 +511,19 @@ TEST_CASE("calibration/holdout/mbridge-26.02.json: every published 26.02 run is 
   }
   CHECK(v.at("summary").at("n") == 33);
 }
+
+TEST_CASE("calibration/holdout/mbridge-26.04.json: Nemotron 3 Nano's rows are predicted as a hybrid model", "[cli]") {
+  // Out-of-sample: Megatron-Bridge 26.04's Nemotron 3 Nano rows (not in shared/, never fitted to);
+  // README "Runs dtsim has not seen" reports their errors. Pinned: coverage, the hybrid preset (the
+  // case schema has no field for the pattern or the Mamba mixer), and the recipe's CUDA graphs with
+  // the "mamba" scope.
+  json v = validate_holdout("mbridge-26.04", 4);
+  for (const json& c : v.at("cases")) {
+    INFO(c.at("id").get<std::string>());
+    REQUIRE(c.contains("predicted_s"));
+    const std::string a = c.at("assumptions").dump();
+    CHECK(a.find("the Nemotron 3 Nano 30B-A3B preset") != std::string::npos);
+    CHECK(a.find("cuda_graphs null -> ") != std::string::npos);
+    CHECK(a.find("mamba") != std::string::npos);
+  }
+}

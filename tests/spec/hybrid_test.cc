@@ -1,0 +1,145 @@
+// Hybrid Mamba-2 models (Megatron-Core hybrid_override_pattern): the model file's rules, the
+// blocks' parameters and FLOPs, and their kernels in a simulated step.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_helpers.h"
+#include "core/errors.h"
+#include "cost/compute.h"
+#include "cost/layer_shape.h"
+#include "cost/model_stats.h"
+#include "helpers.h"
+#include "spec/load.h"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
+using Catch::Matchers::WithinRel;
+using dtsim::spec::parse_model;
+namespace spec = dtsim::spec;
+namespace cost = dtsim::cost;
+
+namespace {
+
+// A small hybrid MoE model in dtsim's format, `extra` keys added and `drop` removed.
+std::string hybrid(const std::string& extra = "", const std::string& drop = "") {
+  std::string keys[] = {R"("name": "h")",          R"("layers": 4)",         R"("hidden": 256)",
+                        R"("heads": 4)",           R"("kv_heads": 2)",       R"("ffn_hidden": 512)",
+                        R"("activation": "squared_relu")", R"("vocab": 1024)", R"("position_embedding": "none")",
+                        R"("tied_embeddings": false)",     R"("norm": "rmsnorm")", R"("linear_bias": "none")",
+                        R"("moe_experts": 8)",     R"("moe_topk": 2)",      R"("moe_ffn_hidden": 128)",
+                        R"("hybrid_pattern": "ME*E")",
+                        R"("mamba": {"heads": 8, "head_dim": 32, "state": 16, "groups": 2})"};
+  return dtsim::test::json_object(keys, extra, drop);
+}
+
+spec::Model preset(const std::string& name) {
+  return spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/" + name + ".json");
+}
+
+}  // namespace
+
+TEST_CASE("spec::parse_model: a hybrid pattern and its Mamba mixer", "[spec]") {
+  spec::Model m = parse_model(hybrid(), "h.json");
+  CHECK(m.hybrid());
+  CHECK(m.mamba.inner() == 256);
+  CHECK(m.mamba.conv == 4);    // Megatron-Core's defaults
+  CHECK(m.mamba.chunk == 128);
+  CHECK(m.count_blocks('E', 0, 4) == 2);
+  CHECK(m.count_blocks('M', 1, 3) == 0);
+  CHECK(m.layer_block(2) == '*');
+  spec::Model e = spec::block_variant(m, 'E'), a = spec::block_variant(m, '*'), s = spec::block_variant(m, 'M');
+  CHECK(e.is_moe());
+  CHECK_FALSE(e.has_attention());
+  CHECK(a.has_attention());
+  CHECK_FALSE(a.has_mlp());
+  CHECK_FALSE(a.is_moe());
+  CHECK(s.block == spec::Block::mamba);
+}
+
+TEST_CASE("spec::parse_model: a hybrid pattern's rules, each failure one line", "[spec]") {
+  auto fails = [](const std::string& text, const std::string& message) {
+    CHECK_THROWS_WITH(parse_model(text, "h.json"), Equals(message));
+  };
+  fails(hybrid(R"("hybrid_pattern": "MX*E")", "hybrid_pattern"),
+        "h.json:/hybrid_pattern: expected only M (Mamba), * (attention), - (MLP) and E (MoE), got 'X' in \"MX*E\"");
+  fails(hybrid(R"("hybrid_pattern": "ME*")", "hybrid_pattern"),
+        "h.json:/hybrid_pattern: expected one character per layer (4), got 3");
+  fails(hybrid(R"("hybrid_pattern": "M-*-")", "hybrid_pattern"),
+        "h.json:/hybrid_pattern: expected an E layer for the model's experts, got none in \"M-*-\"");
+  fails(hybrid(R"("hybrid_pattern": "E-*E")", "hybrid_pattern"),
+        "h.json:/hybrid_pattern: expected an M layer for the mamba mixer, got none in \"E-*E\"");
+  fails(hybrid("", "mamba"), "h.json:/hybrid_pattern: expected a mamba mixer for its M layers, got none");
+  fails(hybrid("", "hybrid_pattern"), "h.json:/hybrid_pattern: missing required key (mamba is set)");
+  fails(hybrid(R"("mamba": {"heads": 8, "head_dim": 32, "state": 16, "groups": 3})", "mamba"),
+        "h.json:/mamba/groups: expected a divisor of heads (8), got 3");
+  fails(hybrid(R"("mtp_layers": 1)"), "h.json:/hybrid_pattern: expected no mtp_layers with a pattern (not modelled), got 1");
+}
+
+TEST_CASE("cost::count_params and token_flops: Nemotron 3 Nano and Nemotron-H 56B as published", "[cost]") {
+  // Megatron-Bridge's Nemotron 3 Nano page: "3.5B active ... 30B total"; the model is named for
+  // 30B-A3B and its card counts 31.6B with the embeddings (docs/research/nemotron3-arch.md sec. 1).
+  spec::Model nano = preset("nemotron3-nano-30b-a3b");
+  cost::ModelParams p = cost::count_params(nano);
+  CHECK_THAT(p.total(nano.layers), WithinRel(31.6e9, 0.01));
+  CHECK_THAT(p.active(nano.layers), WithinRel(3.5e9, 0.03));
+  // Megatron's hybrid FLOP count with the mixer's own inner width (4,096, where its formula writes
+  // 2 x hidden = 5,376): 20.77 GFLOP per token for training at sequence 8192, 22.28 with 5,376
+  // (that figure reproduces the 26.04 table's TFLOP/s column; docs/research/nemotron3-arch.md sec. 5).
+  CHECK_THAT(cost::token_flops(nano, 8192).forward().value() * 3, WithinRel(20.77e9, 0.005));
+  spec::Model h56 = preset("nemotronh-56b");
+  CHECK_THAT(cost::count_params(h56).total(h56.layers), WithinRel(56e9, 0.01));
+  cost::LayerParams all = cost::all_layer_params(nano);
+  CHECK(all.mamba > 0);
+  CHECK_THAT(all.total() + p.embedding + p.lm_head + p.final_norm, WithinRel(p.total(nano.layers), 1e-12));
+}
+
+TEST_CASE("cost::layer_forward: a Mamba block's kernels and the SSD scan's traffic", "[cost]") {
+  spec::Model nano = preset("nemotron3-nano-30b-a3b");
+  spec::Parallel par;
+  par.tp = 2;
+  cost::LayerShape s = cost::layer_shape(spec::block_variant(nano, 'M'), par, 1, 8192);
+  CHECK(s.mamba());
+  CHECK_FALSE(s.attention);
+  CHECK_FALSE(s.mlp);
+  CHECK(s.ssm_heads == 32);  // 64 heads over TP 2
+  CHECK(s.ssm_in_width() == (2 * 2048 + 2 * 4 * 128 + 32));
+  auto ops = cost::layer_forward(s, spec::AttentionKernel::flash, spec::Dtype::bf16, {}, {});
+  auto has = [&](const std::string& name) {
+    for (const cost::Op& op : ops)
+      if (op.name == name) return true;
+    return false;
+  };
+  CHECK(has("mamba.in_proj"));
+  CHECK(has("mamba.ssd"));
+  CHECK_FALSE(has("attn.qkv"));
+  CHECK_FALSE(has("mlp.fc1"));
+  // Bytes per token of the scan's forward (docs/research/mamba2-kernels.md sec. 6): 10 x inner +
+  // 12 x heads x head_dim x state / chunk + 8 x groups x (chunk + state) + 26 x heads, per rank.
+  double bytes = 10 * 2048 + 12 * 32 * 64 * 128 / 128.0 + 8 * 4 * (128 + 128) + 26 * 32;
+  for (const cost::Op& op : ops)
+    if (op.name == "mamba.ssd") CHECK_THAT(op.bytes.value(), WithinRel(8192 * bytes, 1e-12));
+}
+
+TEST_CASE("cli simulate: a hybrid model's blocks, their kernels and memory", "[cli]") {
+  std::string job = "simulate --model nemotron3-nano-30b-a3b --cluster dgx-h100 --gpus 16 --gbs 128 --mbs 1 "
+                    "--seq 8192 --ep 8 --precision fp8 --fp8-recipe current --cuda-graphs mamba --json";
+  nlohmann::json j = dtsim::test::run_json(job + " --kernels");
+  CHECK(j.at("step_time_s").get<double>() > 0);
+  std::string names;
+  for (const auto& op : j.at("kernels").at("forward")) names += op.at("name").get<std::string>() + " ";
+  CHECK_THAT(names, Contains("M:mamba.ssd") && Contains("E:moe.fc1") && Contains("*:attn.core"));
+  CHECK_THAT(names, !Contains("M:attn.") && !Contains("*:moe.") && !Contains("E:attn."));
+  // The scan's kernels belong to the Mamba layers only: a Mamba-heavy pattern costs more of them.
+  nlohmann::json tp2 = dtsim::test::run_json(
+      "simulate --model nemotronh-56b --cluster dgx-h100 --gpus 64 --tp 8 --sp --gbs 64 --mbs 1 --seq 8192 --json");
+  CHECK(tp2.at("breakdown").at("tp_comm").get<double>() > 0);
+  CHECK(tp2.at("memory").at("fits").get<bool>());
+  // The model file's scope is accepted on the command line.
+  std::string unscoped = job.substr(0, job.find(" --cuda-graphs"));
+  dtsim::test::check_bad(unscoped + " --json --cuda-graphs mamba,ssm",
+                         Contains("--cuda-graphs: expected none, full_iteration or scopes among attn, moe_router, "
+                                  "moe_preprocess, mamba joined by commas, got \"mamba,ssm\""));
+}
