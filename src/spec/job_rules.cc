@@ -21,6 +21,14 @@ void check_degrees(const Model& m, std::int64_t gpus, const Parallel& p, const F
   if (m.kv_heads % p.tp != 0)
     throw SpecError(name("tp"), "expected a divisor of the model's kv_heads (" + str(m.kv_heads) +
                                     ", Megatron-LM requires num_query_groups % tp == 0), got " + str(p.tp));
+  // Megatron-Core MambaMixer: "nheads % tp_size == 0", "ngroups % tp_size == 0", and its CP splits
+  // each rank's heads (mamba_context_parallel.py: nheads_local_tp % cp_size == 0).
+  if (m.mamba.on() && (m.mamba.heads % p.tp != 0 || m.mamba.groups % p.tp != 0))
+    throw SpecError(name("tp"), "expected a divisor of the model's Mamba heads (" + str(m.mamba.heads) + ") and groups (" +
+                                    str(m.mamba.groups) + "), got " + str(p.tp));
+  if (m.mamba.on() && (m.mamba.heads / p.tp) % p.cp != 0)
+    throw SpecError(name("cp"), "expected a divisor of the model's Mamba heads per TP rank (" + str(m.mamba.heads / p.tp) +
+                                    "), got " + str(p.cp));
   if (p.vp > 1 && p.pp == 1)
     throw SpecError(name("vp"), "expected 1 without pipeline parallelism (--pp 1), got " + str(p.vp));
   // Megatron-Core can give the embedding and the loss a virtual stage's slot each

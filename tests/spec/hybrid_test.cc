@@ -137,6 +137,13 @@ TEST_CASE("cli simulate: a hybrid model's blocks, their kernels and memory", "[c
       "simulate --model nemotronh-56b --cluster dgx-h100 --gpus 64 --tp 8 --sp --gbs 64 --mbs 1 --seq 8192 --json");
   CHECK(tp2.at("breakdown").at("tp_comm").get<double>() > 0);
   CHECK(tp2.at("memory").at("fits").get<bool>());
+  // Megatron-Core's MambaMixer splits its groups over TP: 2 groups cannot go over 4 ranks.
+  dtsim::test::TempDir tmp;
+  std::string model = tmp.write("h.json", hybrid(R"("kv_heads": 4)", "kv_heads"));
+  dtsim::test::check_bad("simulate --model " + model + " --cluster dgx-h100 --gpus 8 --tp 4 --sp --ep 2 --gbs 16 --seq 4096",
+                         Contains("--tp: expected a divisor of the model's Mamba heads (8) and groups (2), got 4"));
+  dtsim::test::check_bad("simulate --model " + model + " --cluster dgx-h100 --gpus 16 --cp 16 --ep 2 --gbs 16 --seq 4096",
+                         Contains("--cp: expected a divisor of the model's Mamba heads per TP rank (8), got 16"));
   // The model file's scope is accepted on the command line.
   std::string unscoped = job.substr(0, job.find(" --cuda-graphs"));
   dtsim::test::check_bad(unscoped + " --json --cuda-graphs mamba,ssm",
