@@ -152,6 +152,41 @@ Model read_deepseek_v3(ObjectReader& r) {
   return m;
 }
 
+// NVIDIA Nemotron-H and Nemotron 3 (configuration_nemotron_h.py, model_type "nemotron_h"): layers by
+// hybrid_override_pattern, a Mamba-2 mixer of mamba_num_heads x mamba_head_dim, squared-ReLU MLPs
+// (mlp_hidden_act relu2) and, in Nemotron 3, routed experts with n_shared_experts shared ones of
+// moe_shared_expert_intermediate_size. Megatron-Core trains it without position embeddings
+// (Megatron-Bridge nemotron_h_bridge.py: position_embedding_type "none").
+Model read_nemotron_h(ObjectReader& r) {
+  Model m = read_rotary_decoder(r);
+  m.position_embedding = PositionEmbedding::none;
+  m.max_position = 0;
+  m.rope_mscale = 1.0;
+  std::string act = r.optional_string("mlp_hidden_act").value_or("relu2");
+  if (act != "relu2") r.fail("mlp_hidden_act", "expected \"relu2\" (squared ReLU), got \"" + act + "\"");
+  m.activation = Activation::squared_relu;
+  m.linear_bias = LinearBias::none;
+  if (auto experts = r.optional_integer("n_routed_experts", 2, 1 << 16)) {
+    m.moe_experts = *experts;
+    m.moe_topk = r.integer("num_experts_per_tok", 1, 1 << 16);
+    m.moe_ffn_hidden = r.integer("moe_intermediate_size", 1, kMax);
+    std::int64_t shared = r.optional_integer("n_shared_experts", 0, 1 << 16).value_or(0);
+    m.moe_shared_ffn_hidden = shared * r.optional_integer("moe_shared_expert_intermediate_size", 1, kMax).value_or(0);
+  }
+  m.mamba.heads = r.integer("mamba_num_heads", 1, kMax);
+  m.mamba.head_dim = r.integer("mamba_head_dim", 1, kMax);
+  m.mamba.state = r.integer("ssm_state_size", 1, kMax);
+  m.mamba.groups = r.integer("n_groups", 1, kMax);
+  m.mamba.conv = r.optional_integer("conv_kernel", 1, 64).value_or(4);
+  m.mamba.chunk = r.optional_integer("chunk_size", 1, 1 << 16).value_or(128);
+  if (m.mamba.heads % m.mamba.groups != 0)
+    r.fail("n_groups", "expected a divisor of mamba_num_heads (" + std::to_string(m.mamba.heads) + "), got " +
+                           std::to_string(m.mamba.groups));
+  m.hybrid_pattern = r.string("hybrid_override_pattern");
+  check_hybrid_pattern(m, r, "hybrid_override_pattern");
+  return m;
+}
+
 // gpt-oss (configuration_gpt_oss.py): every layer MoE, experts of intermediate_size with biases
 // (attention_bias), sliding-window and full attention per layer_types.
 Model read_gpt_oss(ObjectReader& r) {
@@ -201,6 +236,8 @@ Model read_hf_config(ObjectReader& r) {
     m = read_deepseek_v3(r);
   } else if (type == "gpt_oss") {
     m = read_gpt_oss(r);
+  } else if (type == "nemotron_h") {
+    m = read_nemotron_h(r);
   } else if (type == "gpt2") {
     m = read_gpt2(r);
   } else if (type == "gpt_neox") {
@@ -208,7 +245,7 @@ Model read_hf_config(ObjectReader& r) {
   } else {
     r.fail("model_type",
            "expected one of llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v3, kimi_k2, gpt_oss, "
-           "gpt2, gpt_neox, got \"" +
+           "nemotron_h, gpt2, gpt_neox, got \"" +
                type + "\"");
   }
   auto name = r.optional_string("_name_or_path");

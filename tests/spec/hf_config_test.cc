@@ -151,7 +151,7 @@ TEST_CASE("spec::parse_model: family from architectures when model_type is absen
 TEST_CASE("spec::parse_model: Hugging Face error texts name the file and pointer", "[spec]") {
   CHECK_THROWS_WITH(parse_model(R"({"model_type": "t5", "num_layers": 6, "d_model": 512})", "config.json"),
                     Equals("config.json:/model_type: expected one of llama, mistral, mixtral, qwen2, qwen2_moe, "
-                           "qwen3, qwen3_moe, deepseek_v3, kimi_k2, gpt_oss, gpt2, gpt_neox, got \"t5\""));
+                           "qwen3, qwen3_moe, deepseek_v3, kimi_k2, gpt_oss, nemotron_h, gpt2, gpt_neox, got \"t5\""));
   CHECK_THROWS_WITH(parse_model(llama("", "num_hidden_layers"), "config.json"),
                     Equals("config.json:/num_hidden_layers: missing required key"));
   std::string wrong = llama("", "hidden_size");

@@ -150,3 +150,20 @@ TEST_CASE("cli simulate: a hybrid model's blocks, their kernels and memory", "[c
                          Contains("--cuda-graphs: expected none, full_iteration or scopes among attn, moe_router, "
                                   "moe_preprocess, mamba joined by commas, got \"mamba,ssm\""));
 }
+
+TEST_CASE("spec::load_model: a Nemotron-H config.json is the hybrid preset", "[spec]") {
+  // The Hugging Face config and dtsim's preset describe the same model: same blocks, same counts.
+  spec::Model hf = spec::load_model(dtsim::test::source_path("tests/fixtures/hf/nemotron3-nano/config.json"));
+  spec::Model nano = preset("nemotron3-nano-30b-a3b");
+  CHECK(hf.hybrid_pattern == nano.hybrid_pattern);
+  CHECK(hf.mamba == nano.mamba);
+  CHECK(hf.position_embedding == spec::PositionEmbedding::none);
+  CHECK(hf.activation == spec::Activation::squared_relu);
+  CHECK(cost::count_params(hf).total(hf.layers) == cost::count_params(nano).total(nano.layers));
+  CHECK(cost::count_params(hf).active(hf.layers) == cost::count_params(nano).active(nano.layers));
+  CHECK_THROWS_WITH(parse_model(R"({"model_type": "nemotron_h", "num_hidden_layers": 2, "hidden_size": 64,
+      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 256, "mamba_num_heads": 4,
+      "mamba_head_dim": 16, "ssm_state_size": 16, "n_groups": 2, "hybrid_override_pattern": "M*-"})",
+                                "c.json"),
+                    Equals("c.json:/hybrid_override_pattern: expected one character per layer (2), got 3"));
+}
