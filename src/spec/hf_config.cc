@@ -179,9 +179,7 @@ Model read_nemotron_h(ObjectReader& r) {
   m.mamba.groups = r.integer("n_groups", 1, kMax);
   m.mamba.conv = r.optional_integer("conv_kernel", 1, 64).value_or(4);
   m.mamba.chunk = r.optional_integer("chunk_size", 1, 1 << 16).value_or(128);
-  if (m.mamba.heads % m.mamba.groups != 0)
-    r.fail("n_groups", "expected a divisor of mamba_num_heads (" + std::to_string(m.mamba.heads) + "), got " +
-                           std::to_string(m.mamba.groups));
+  check_mamba(m.mamba, r, "n_groups");
   m.hybrid_pattern = r.string("hybrid_override_pattern");
   check_hybrid_pattern(m, r, "hybrid_override_pattern");
   return m;

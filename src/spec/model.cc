@@ -55,9 +55,7 @@ void read_hybrid(ObjectReader& r, Model& m) {
     m.mamba.groups = a.integer("groups", 1, kMax);
     m.mamba.conv = a.optional_integer("conv", 1, 64).value_or(4);
     m.mamba.chunk = a.optional_integer("chunk", 1, 1 << 16).value_or(128);
-    if (m.mamba.heads % m.mamba.groups != 0)
-      a.fail("groups", "expected a divisor of heads (" + std::to_string(m.mamba.heads) + "), got " +
-                           std::to_string(m.mamba.groups));
+    check_mamba(m.mamba, a, "groups");
     a.finish();
   }
   auto pattern = r.optional_string("hybrid_pattern");

@@ -26,6 +26,12 @@ std::optional<double> read_probability(ObjectReader& r, const std::string& name)
   return p;
 }
 
+void check_mamba(const Mamba& mamba, const ObjectReader& r, const std::string& groups_key) {
+  if (mamba.heads % mamba.groups != 0)
+    r.fail(groups_key, "expected a divisor of heads (" + std::to_string(mamba.heads) + "), got " +
+                           std::to_string(mamba.groups));
+}
+
 void check_hybrid_pattern(Model& m, const ObjectReader& r, const std::string& k) {
   const std::string& p = m.hybrid_pattern;
   if (p.empty()) r.fail(k, "expected a pattern of M, *, - and E (one per layer), got \"\"");

@@ -18,6 +18,10 @@ void check_model(Model& m, const ObjectReader& r);
 /// leading dense layers, multi-token prediction or sliding windows (not modelled for hybrids).
 void check_hybrid_pattern(Model& m, const ObjectReader& r, const std::string& key);
 
+/// A Mamba mixer's rule, the failure naming `groups_key` of `r`: its groups divide its heads
+/// (Megatron-Core MambaMixer: nheads % ngroups == 0).
+void check_mamba(const Mamba& mamba, const ObjectReader& r, const std::string& groups_key);
+
 /// A dropout probability at `name`: a number in [0, 1), or nullopt when absent or null.
 [[nodiscard]] std::optional<double> read_probability(ObjectReader& r, const std::string& name);
 
