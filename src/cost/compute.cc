@@ -177,11 +177,18 @@ std::vector<Op> layer_gemms(const LayerShape& s, Dtype precision) {
     g.push_back(gemm("moe.router", t, s.experts, s.hidden, 1, kAct));
     g.back().bf16_only = true;
     double per_expert = s.expert_tokens / s.experts_local * 1.0;
+    // LatentMoE (Megatron-Core MoELayer): fc1_latent_proj maps the rank's routed tokens (b s / tp
+    // with sequence parallelism) hidden -> latent before the dispatch, fc2_latent_proj maps the
+    // combined output back; both Transformer Engine linears replicated on the TP ranks.
+    if (s.latent > 0) {
+      g.push_back(gemm("moe.latent_in", t / s.tp, s.latent, s.hidden, 1, e));
+      g.push_back(gemm("moe.latent_out", t / s.tp, s.hidden, s.latent, 1, e));
+    }
     // Transformer Engine's GroupedLinear (Megatron-Core moe_grouped_gemm) runs one cuBLAS GEMM per
     // local expert (general_grouped_gemm: a loop over multi-stream cuBLAS calls): one kernel each.
-    g.push_back(gemm("moe.fc1", per_expert, s.expert_ffn * s.gate, s.hidden, s.experts_local, e));
+    g.push_back(gemm("moe.fc1", per_expert, s.expert_ffn * s.gate, s.expert_width, s.experts_local, e));
     g.back().kernels = s.experts_local;
-    g.push_back(gemm("moe.fc2", per_expert, s.hidden, s.expert_ffn, s.experts_local, e));
+    g.push_back(gemm("moe.fc2", per_expert, s.expert_width, s.expert_ffn, s.experts_local, e));
     g.back().kernels = s.experts_local;
     if (s.shared_ffn > 0) {
       g.push_back(gemm("moe.shared.fc1", t, s.shared_ffn * s.gate, s.hidden, 1, e));
@@ -295,13 +302,13 @@ void mlp_elementwise(std::vector<Op>& e, const LayerShape& s, double ffn_elems) 
   // element of the activation's output in 3 kernels. (It also builds its linear-offset tensor on the
   // device each call, a blocking copy: the host wait is schedule::layer_cost's.)
   if (s.glu_clamp && s.gate > 1) e.push_back(memory("mlp.act.clamp", ffn_elems, 8 * kAct, 3));
-  if (s.experts_local > 0) e.push_back(memory("moe.permute", s.expert_tokens * s.hidden, 4 * kAct, 2));
+  if (s.experts_local > 0) e.push_back(memory("moe.permute", s.expert_tokens * s.expert_width, 4 * kAct, 2));
   // The alltoall dispatcher's second permutation: the received [rank][local expert] chunks copied
   // into [local expert][rank] order, and the expert outputs copied back before the combine
   // (megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher: "Permutation 2:
   // Sort tokens by local expert", moe_utils.sort_chunks_by_idxs, torch.split + torch.cat or
   // Transformer Engine's fused sort_chunks_by_index): read and write every routed row once each way.
-  if (s.sort_chunks) e.push_back(memory("moe.sort_chunks", s.expert_tokens * s.hidden, 4 * kAct, 2));
+  if (s.sort_chunks) e.push_back(memory("moe.sort_chunks", s.expert_tokens * s.expert_width, 4 * kAct, 2));
 }
 
 // The attention block's element-wise kernels beyond its norm and residual add.
@@ -524,11 +531,12 @@ std::vector<LoraTarget> lora_targets(const LayerShape& s) {
   namespace lt = spec::lora_target;
   bool moe = s.experts_local > 0;
   double rows = moe ? s.expert_tokens : s.tokens, ffn = moe ? s.expert_ffn : s.ffn, experts = moe ? s.experts_local : 1;
+  double width = moe ? s.expert_width : s.hidden;
   const LoraTarget all[] = {
       {"lora.qkv", s.tokens, s.hidden, s.q_width + 2 * s.kv_width, 1, false},
       {"lora.proj", s.tokens, s.heads * s.v_dim, s.hidden, 1, false},
-      {"lora.fc1", rows, s.hidden, ffn * s.gate, experts, moe},
-      {"lora.fc2", rows, ffn, s.hidden, experts, moe}};
+      {"lora.fc1", rows, width, ffn * s.gate, experts, moe},
+      {"lora.fc2", rows, ffn, width, experts, moe}};
   const std::uint32_t bits[] = {lt::linear_qkv, lt::linear_proj, lt::linear_fc1, lt::linear_fc2};
   for (int i = 0; i < 4; ++i)
     if (s.lora_targets & bits[i]) out.push_back(all[i]);
@@ -575,7 +583,7 @@ std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backwar
   double th = s.tokens * s.hidden * s.sp, t = s.tokens;
   double v_width = s.heads * s.v_dim;
   double ffn_in = moe ? s.expert_tokens * s.expert_ffn : t * s.ffn;
-  double mlp_in = moe ? s.expert_tokens * s.hidden : th;
+  double mlp_in = moe ? s.expert_tokens * s.expert_width : th;
   std::vector<Op> ops;
   if (s.mamba()) {
     // The Mamba mixer's projections are Transformer Engine linears: in_proj reads the norm's output
@@ -601,6 +609,10 @@ std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backwar
       // Transformer Engine's Linear or GroupedLinear then quantizes that input itself.
       ops.push_back(q("fp8.quantize.fc2_in", ffn_in, Producer::standalone, true));
       if (s.shared_ffn > 0) ops.push_back(q("fp8.quantize.shared_fc2_in", t * s.shared_ffn, Producer::standalone));
+      if (s.latent > 0) {  // LatentMoE's projections quantize their inputs
+        ops.push_back(q("fp8.quantize.latent_in", t / s.tp * s.hidden, Producer::standalone));
+        ops.push_back(q("fp8.quantize.latent_out", t / s.tp * s.latent, Producer::standalone));
+      }
     }
   } else {
     // Output gradients arrive from the next op's backward: always standalone.
@@ -614,6 +626,10 @@ std::vector<Op> quantize_ops(const LayerShape& s, const Fusions& f, bool backwar
       if (s.shared_ffn > 0) {
         ops.push_back(q("fp8.quantize.shared_fc1_dgrad", t * s.shared_ffn * s.gate, Producer::standalone));
         ops.push_back(q("fp8.quantize.shared_fc2_dgrad", th, Producer::standalone));
+      }
+      if (s.latent > 0) {
+        ops.push_back(q("fp8.quantize.latent_in_dgrad", t / s.tp * s.latent, Producer::standalone));
+        ops.push_back(q("fp8.quantize.latent_out_dgrad", t / s.tp * s.hidden, Producer::standalone));
       }
     }
   }
@@ -749,7 +765,7 @@ std::vector<Op> selective_recompute(const std::vector<Op>& forward, const LayerS
     if ((modules & rm::mlp) && !moe && mlp) return true;
     bool shared = n.starts_with("moe.shared.") || n == "fp8.quantize.shared_fc2_in";
     if ((modules & (rm::moe | rm::shared_experts)) && moe && shared) return true;
-    return (modules & rm::moe) && moe && (mlp || n.starts_with("moe."));
+    return (modules & rm::moe) && moe && (mlp || n.starts_with("moe.") || n.starts_with("fp8.quantize.latent_"));
   };
   std::vector<Op> ops;
   for (const Op& op : forward)

@@ -55,6 +55,8 @@ LayerShape layer_shape(const spec::Model& m, const spec::Parallel& par, std::int
     s.expert_tokens = s.tokens / s.tp * etp * static_cast<double>(m.moe_topk);
     s.expert_ffn = static_cast<double>(m.moe_ffn_hidden) / etp;
     s.shared_ffn = static_cast<double>(m.moe_shared_ffn_hidden) / s.tp;
+    s.expert_width = static_cast<double>(m.expert_width());
+    s.latent = static_cast<double>(m.moe_latent);
   }
   s.attention = m.has_attention();
   s.mlp = m.has_mlp();

@@ -40,6 +40,10 @@ struct LayerShape {
   double expert_tokens = 0;    ///< tokens this rank's experts see: tokens*topk (balanced routing)
   double expert_ffn = 0;       ///< expert MLP width on this rank: f_moe/tp (expert TP = tp)
   double shared_ffn = 0;       ///< shared-expert width on this rank
+  /// Width of the tokens the experts see, the dispatch and the combine move: the hidden size, or
+  /// LatentMoE's latent (spec::Model::moe_latent).
+  double expert_width = 0;
+  double latent = 0;           ///< LatentMoE's latent width (its projections replicated on the TP ranks); 0 = none
   double experts = 0;          ///< E (router width)
   /// The dispatcher copies the tokens it received into local-expert order after the all-to-all
   /// and back before the combine (Megatron-Core's alltoall dispatcher with more than one local

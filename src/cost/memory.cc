@@ -21,9 +21,11 @@ LocalLayerParams local_layer_params(const spec::Model& m, const spec::Parallel& 
   double tp = static_cast<double>(par.tp);
   if (m.is_moe()) {
     double router = static_cast<double>(m.hidden) * m.moe_experts;
-    double routed = p.mlp - router - p.mlp_shared;  // sharded over etp x ep
+    // LatentMoE's projections are replicated on the TP ranks, like the router.
+    double latent = m.moe_latent > 0 ? 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.moe_latent) : 0.0;
+    double routed = p.mlp - router - latent - p.mlp_shared;  // sharded over etp x ep
     l.expert = routed / (static_cast<double>(par.expert_tp()) * static_cast<double>(par.ep));
-    l.dense = (p.attention + p.mlp_shared) / tp + router + p.norms;
+    l.dense = (p.attention + p.mlp_shared) / tp + router + latent + p.norms;
   } else {
     // A Mamba mixer splits its heads and groups, with their weights, over TP (MambaMixer).
     l.dense = (p.attention + p.mlp + p.mamba) / tp + p.norms;
@@ -111,10 +113,12 @@ ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec
     // Per routed copy: the experts' FC1 input, FC1 output, FC2 input (the activation's output);
     // moe_act recompute keeps only the FC1 output, the activation's input.
     double per_token = static_cast<double>(m.moe_topk);
-    double experts = (modules & rm::moe_act) ? 2.0 * s.expert_ffn * s.gate + fc1_in * s.hidden
-                                             : fc1_out * s.expert_ffn * s.gate + fc2_in * s.expert_ffn + fc1_in * s.hidden;
+    double experts = (modules & rm::moe_act) ? 2.0 * s.expert_ffn * s.gate + fc1_in * s.expert_width
+                                             : fc1_out * s.expert_ffn * s.gate + fc2_in * s.expert_ffn + fc1_in * s.expert_width;
     double shared = fc1_out * s.shared_ffn * s.gate + fc2_in * s.shared_ffn;
     if (!(modules & rm::moe)) a.sharded += per_token * experts + 4.0 * s.experts;
+    // LatentMoE: the two projections' inputs, on the rank's b s / tp tokens.
+    if (s.latent > 0 && !(modules & rm::moe)) a.replicated += in * (s.hidden + s.latent);
     if (!(modules & (rm::moe | rm::shared_experts))) a.sharded += shared;
   } else if (!(modules & rm::mlp)) {
     a.sharded += fc1_out * s.ffn * s.gate + fc2_in * s.ffn;
@@ -149,7 +153,7 @@ HybridBlocks hybrid_blocks(const spec::Model& m, const spec::Parallel& par, cons
   spec::Training none = t;
   none.recompute = Recompute::none;
   for (char c : {'M', '*', '-', 'E'}) {
-    if (m.count_blocks(c, 0, m.layers) == 0) continue;
+    if (m.count_blocks(c, 0, m.layers) == 0 && m.mtp_pattern.find(c) == std::string::npos) continue;
     spec::Model b = spec::block_variant(m, c);
     spec::Parallel bp = par;
     if (!b.is_moe()) bp.ep = 1, bp.etp = 0;
@@ -230,21 +234,29 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
     std::int64_t dense_layers = 0;
     for (std::int64_t c = 0; c < par.vp; ++c)
       dense_layers += part.leading_in_chunk(st, c, m.moe_dense_layers);
+    // MTP modules run on the last stage: each keeps its activations; their weights are one set per
+    // module, or one for all (mtp_shared_weights), each with its 2h -> h projection.
     double mtp = st == par.pp - 1 ? static_cast<double>(m.mtp_layers) : 0.0;
+    double mtp_sets = st == par.pp - 1 ? static_cast<double>(m.mtp_weight_sets()) : 0.0;
     double n_layers = static_cast<double>(layers[static_cast<std::size_t>(st)]) + mtp;
     double n_moe = n_layers - static_cast<double>(dense_layers);
+    double projection = mtp_sets * 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.hidden) / static_cast<double>(par.tp);
     double dense = lp.dense * n_moe + dense_lp.dense * static_cast<double>(dense_layers) + non_layer_params(m, par, st) +
-                   mtp * 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.hidden) / static_cast<double>(par.tp);
-    double expert = lp.expert * n_moe;
+                   projection - lp.dense * (mtp - mtp_sets);
+    double expert = lp.expert * n_moe - lp.expert * (mtp - mtp_sets);
     if (m.hybrid()) {
-      // Block by block over the stage's layers; a stage's activations are their mean per layer.
-      dense = non_layer_params(m, par, st), expert = 0;
+      // Block by block over the stage's layers and its MTP modules' blocks; a stage's activations
+      // are their mean per layer (an MTP module counting as one).
+      dense = non_layer_params(m, par, st) + projection, expert = 0;
       Bytes act{0};
-      for (std::int64_t c = 0; c < par.vp; ++c)
-        for (const HybridBlock& b : hybrid.blocks) {
-          auto n = static_cast<double>(m.count_blocks(b.c, part.first_layer(st, c), part.layers(st, c)));
-          dense += b.params.dense * n, expert += b.params.expert * n, act += b.activations * n;
-        }
+      for (const HybridBlock& b : hybrid.blocks) {
+        double n = 0;
+        for (std::int64_t c = 0; c < par.vp; ++c)
+          n += static_cast<double>(m.count_blocks(b.c, part.first_layer(st, c), part.layers(st, c)));
+        auto in_mtp = static_cast<double>(std::count(m.mtp_pattern.begin(), m.mtp_pattern.end(), b.c));
+        dense += b.params.dense * (n + mtp_sets * in_mtp), expert += b.params.expert * (n + mtp_sets * in_mtp);
+        act += b.activations * (n + mtp * in_mtp);
+      }
       layer_act = n_layers > 0 ? act / n_layers : Bytes{0};
     }
     StageMemory sm{.stage = st, .parameters = dense + expert};

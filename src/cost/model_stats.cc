@@ -33,9 +33,10 @@ double attention_params(const Model& m) {
   return weights + bias + qk_norm;
 }
 
-// One MLP of intermediate size f: gated MLPs have gate, up and down projections.
-double mlp_params(const Model& m, double f) {
-  double h = m.hidden;
+// One MLP of intermediate size f on tokens of `width` (the hidden size, or an expert's latent
+// width): gated MLPs have gate, up and down projections.
+double mlp_params(const Model& m, double f, double width) {
+  double h = width;
   double matrices = m.gated() ? 3 : 2;
   double bias = m.linear_bias == LinearBias::all ? (matrices - 1) * f + h : 0;
   return matrices * h * f + bias;
@@ -48,6 +49,17 @@ double mamba_params(const Model& m) {
   const spec::Mamba& a = m.mamba;
   double h = m.hidden, inner = a.inner(), conv = inner + 2.0 * a.groups * a.state, heads = a.heads;
   return h * (inner + conv + heads) + conv * (a.conv + 1) + 3 * heads + inner + inner * h;
+}
+
+// DeepSeek-V3 MTP module (arXiv:2412.19437 sec. 2.2): a transformer layer (`layer`), or a hybrid
+// model's blocks of mtp_pattern, the projection of [h; embedding] (2h -> h), two RMSNorms on its
+// inputs and one on its output; embedding and head are shared with the main model. One set per
+// module, or one for all when the modules repeat it (mtp_shared_weights).
+double mtp_params(const Model& m, const LayerParams& layer) {
+  if (m.mtp_layers == 0) return 0;
+  double blocks = 0;
+  for (char c : m.mtp_blocks()) blocks += c == 'T' ? layer.total() : count_params(spec::block_variant(m, c)).layer.total();
+  return static_cast<double>(m.mtp_weight_sets()) * (blocks + 2.0 * m.hidden * m.hidden + 3 * norm_params(m, m.hidden));
 }
 
 }  // namespace
@@ -77,6 +89,7 @@ ModelParams count_params(const Model& m) {
     }
     ModelParams rest = count_params(spec::block_variant(m, 'M'));
     p.embedding = rest.embedding, p.position = rest.position, p.final_norm = rest.final_norm, p.lm_head = rest.lm_head;
+    p.mtp = mtp_params(m, p.layer);
     return p;
   }
   if (m.block == spec::Block::mamba) {
@@ -94,24 +107,23 @@ ModelParams count_params(const Model& m) {
     // an attention or Mamba block: no MLP
   } else if (m.is_moe()) {
     double router = static_cast<double>(m.hidden) * m.moe_experts;
-    double shared = m.moe_shared_ffn_hidden > 0 ? mlp_params(m, m.moe_shared_ffn_hidden) : 0;
-    double expert = mlp_params(m, m.moe_ffn_hidden);
-    p.layer.mlp = router + shared + expert * m.moe_experts;
-    p.layer.mlp_active = router + shared + expert * m.moe_topk;
+    double shared = m.moe_shared_ffn_hidden > 0 ? mlp_params(m, m.moe_shared_ffn_hidden, m.hidden) : 0;
+    double expert = mlp_params(m, m.moe_ffn_hidden, static_cast<double>(m.expert_width()));
+    // LatentMoE's two projections, hidden -> latent and back, no bias (Megatron-Core MoELayer
+    // fc1_latent_proj / fc2_latent_proj).
+    double latent = m.moe_latent > 0 ? 2.0 * m.hidden * m.moe_latent : 0.0;
+    p.layer.mlp = router + latent + shared + expert * m.moe_experts;
+    p.layer.mlp_active = router + latent + shared + expert * m.moe_topk;
     p.layer.mlp_shared = shared;
   } else {
-    p.layer.mlp = p.layer.mlp_active = mlp_params(m, m.ffn_hidden);
+    p.layer.mlp = p.layer.mlp_active = mlp_params(m, m.ffn_hidden, m.hidden);
   }
   p.embedding = static_cast<double>(m.vocab) * m.hidden;
   if (m.position_embedding == spec::PositionEmbedding::learned)
     p.position = static_cast<double>(m.max_position) * m.hidden;
   p.final_norm = norm_params(m, m.hidden);
   p.lm_head = m.tied_embeddings ? 0 : static_cast<double>(m.vocab) * m.hidden;
-  // DeepSeek-V3 MTP module (arXiv:2412.19437 sec. 2.2): a transformer layer, the projection of
-  // [h; embedding] (2h -> h), two RMSNorms on its inputs and one on its output; embedding and
-  // head are shared with the main model.
-  p.mtp = static_cast<double>(m.mtp_layers) *
-          (p.layer.total() + 2.0 * m.hidden * m.hidden + 3 * norm_params(m, m.hidden));
+  p.mtp = mtp_params(m, p.layer);
   return p;
 }
 
@@ -134,6 +146,16 @@ LayerParams all_layer_params(const Model& m) {
 
 namespace {
 
+// One MoE layer's forward FLOPs per token: the top-k experts in their width (LatentMoE's latent),
+// the shared expert in the hidden width, LatentMoE's two projections (Megatron-Bridge flop_utils.py:
+// 4 b s latent ffn topk + 4 b s h latent for a non-gated MLP, plus the shared term).
+double moe_token_flops(const Model& m) {
+  double gated = m.gated() ? 3 : 2, h = m.hidden, w = static_cast<double>(m.expert_width());
+  double routed = 2 * gated * w * static_cast<double>(m.moe_ffn_hidden) * static_cast<double>(m.moe_topk);
+  double latent = m.moe_latent > 0 ? 4 * h * static_cast<double>(m.moe_latent) : 0.0;
+  return routed + 2 * gated * h * static_cast<double>(m.moe_shared_ffn_hidden) + latent;
+}
+
 // A hybrid model's forward FLOPs per token, part by part, each the mean over its layers, as
 // Megatron-Core's hybrid branch counts them (megatron/training/training.py and Megatron-Bridge
 // flop_utils.py: attention 4 b s h p (h + h g / n_h + s/2), the causal half of the scores, unlike its
@@ -145,19 +167,24 @@ namespace {
 TokenFlops hybrid_token_flops(const Model& m, std::int64_t seq) {
   TokenFlops f;
   f.layers = m.layers;
-  double layers = static_cast<double>(m.layers);
-  auto share = [&](char c) { return static_cast<double>(m.count_blocks(c, 0, m.layers)) / layers; };
+  double layers = static_cast<double>(m.layers), mtp = static_cast<double>(m.mtp_layers);
+  // Megatron-Bridge's hybrid count adds the MTP modules' blocks (mtp_hybrid_override_pattern, once
+  // per depth) and one more LM head per depth: it reproduces Nemotron 3 Super's published
+  // 84.73 GFLOP per token (docs/research/nemotron3-arch.md sec. 5).
+  auto share = [&](char c) {
+    double in_mtp = static_cast<double>(std::count(m.mtp_pattern.begin(), m.mtp_pattern.end(), c));
+    return (static_cast<double>(m.count_blocks(c, 0, m.layers)) + mtp * in_mtp) / layers;
+  };
   Model attn = spec::block_variant(m, '*');
   TokenFlops a = token_flops(attn, seq);
   f.attention_proj = a.attention_proj * share('*');
   f.attention_core = a.attention_core * (0.5 * share('*'));  // Megatron's hybrid branch counts the causal half (s/2)
   double gated = m.gated() ? 3 : 2, h = m.hidden;
-  double moe = static_cast<double>(m.moe_ffn_hidden) * m.moe_topk + m.moe_shared_ffn_hidden;
-  f.mlp = flops(2 * gated * h * (static_cast<double>(m.ffn_hidden) * share('-') + moe * share('E')));
+  f.mlp = flops(2 * gated * h * static_cast<double>(m.ffn_hidden) * share('-') + moe_token_flops(m) * share('E'));
   const spec::Mamba& s = m.mamba;
   double inner = s.inner(), in_width = 2 * inner + 2.0 * s.groups * s.state + s.heads;
   f.mamba = flops((2 * h * in_width + 7 * inner * s.state + 2 * inner * h) * share('M'));
-  f.logits = a.logits;
+  f.logits = a.logits * (1 + mtp);
   return f;
 }
 
@@ -181,6 +208,8 @@ TokenFlops token_flops(const Model& m, std::int64_t seq) {
   // QK^T and AV over the full sequence (query/key and value widths per head).
   f.attention_core = flops(2 * static_cast<double>(seq) * heads * static_cast<double>(m.qk_head_dim() + m.v_head_dim()));
   f.mlp = flops(2 * gated * h * ffn_active);
+  if (m.moe_latent > 0)  // LatentMoE: experts in the latent width, and its projections
+    f.mlp = flops((moe_token_flops(m) * (layers - dense) + 2 * gated * h * static_cast<double>(m.ffn_hidden) * dense) / layers);
   f.logits = flops(2 * h * static_cast<double>(m.vocab));
   return f;
 }

@@ -26,7 +26,9 @@ nlohmann::json model_json(const spec::Model& m, std::int64_t seq) {
                        {"moe_ffn_hidden", m.moe_ffn_hidden}, {"moe_shared_ffn_hidden", m.moe_shared_ffn_hidden},
                        {"activation_clamp", m.activation_clamp}, {"rope_mscale", m.rope_mscale},
                        {"hidden_dropout", m.hidden_dropout},
-                       {"attention_dropout", m.attention_dropout}, {"hybrid_pattern", m.hybrid_pattern}};
+                       {"attention_dropout", m.attention_dropout}, {"hybrid_pattern", m.hybrid_pattern},
+                       {"moe_latent", m.moe_latent}, {"mtp_layers", m.mtp_layers}, {"mtp_pattern", m.mtp_pattern},
+                       {"mtp_shared_weights", m.mtp_shared_weights}, {"mtp_bf16", m.mtp_bf16}};
   if (m.mamba.on())
     j["architecture"]["mamba"] = {{"heads", m.mamba.heads}, {"head_dim", m.mamba.head_dim}, {"state", m.mamba.state},
                                   {"groups", m.mamba.groups}, {"conv", m.mamba.conv}, {"chunk", m.mamba.chunk}};
@@ -70,7 +72,10 @@ std::string model_text(const spec::Model& m, std::int64_t seq) {
          ", bias " + spec::to_string(m.linear_bias) + (m.tied_embeddings ? ", tied" : ", untied") + " embeddings";
   if (m.is_moe())
     out += ", MoE " + std::to_string(m.moe_experts) + " experts top-" + std::to_string(m.moe_topk) + " (ffn " +
-           std::to_string(m.moe_ffn_hidden) + ")";
+           std::to_string(m.moe_ffn_hidden) + (m.moe_latent > 0 ? ", latent " + std::to_string(m.moe_latent) : "") + ")";
+  if (m.mtp_layers > 0)
+    out += ", MTP " + std::to_string(m.mtp_layers) + " x " + m.mtp_blocks() + (m.mtp_shared_weights ? " (shared weights)" : "") +
+           (m.mtp_bf16 ? " in bf16" : "");
   out += ", dropout " + fixed(m.hidden_dropout, 2) + " hidden / " + fixed(m.attention_dropout, 2) + " attention";
   if (m.hybrid()) {
     out += "\n  hybrid: " + std::to_string(m.count_blocks('M', 0, m.layers)) + " Mamba-2, " +

@@ -275,7 +275,7 @@ void add_ep(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
             bool backward) {
   if (!s.model->is_moe() || s.par.ep == 1) return;
   Seconds comm{0};
-  double routed = sh.expert_tokens * sh.hidden * 2.0;
+  double routed = sh.expert_tokens * sh.expert_width * 2.0;
   switch (s.software.moe_dispatcher) {
     case spec::MoeDispatcher::alltoall:
       // Each routed row's probability (4 bytes) goes along with its dispatch: one more all-to-all
@@ -284,7 +284,7 @@ void add_ep(PassCost& p, const StepSpec& s, const CommPricer& net, const cost::L
              net.time({Comm::Op::all_to_all, Group::ep, bytes(sh.expert_tokens * 4.0)});
       break;
     case spec::MoeDispatcher::allgather: {
-      double local = sh.tokens / sh.tp * sh.hidden * 2.0 * static_cast<double>(s.par.ep);
+      double local = sh.tokens / sh.tp * sh.expert_width * 2.0 * static_cast<double>(s.par.ep);
       comm = net.time({Comm::Op::all_gather, Group::ep, bytes(local)}) +
              net.time({Comm::Op::reduce_scatter, Group::ep, bytes(local)});
       break;
@@ -503,12 +503,14 @@ HostBlocks layer_host_blocks(const StepSpec& s, const cost::LayerShape& sh) {
   b.router = issue(1, g.moe_router ? 0 : 7);
   bool measured = s.software.moe_dispatcher == spec::MoeDispatcher::alltoall && s.train.moe_dropless();
   if (!g.moe_preprocess) b.preprocess = issue(0, measured ? kAlltoallDroplessPreprocessCalls : 6);
-  b.dispatch = issue(0, 8);
+  // LatentMoE's projections are a Transformer Engine Linear each, before the dispatch and after the combine.
+  double latent = sh.latent > 0 ? 1 : 0;
+  b.dispatch = issue(latent, 8);
   b.fc1 = issue(1, 3 * sh.experts_local + (sh.glu_clamp ? 4 : 0));  // a clamped GLU's chunk, clamps, cat
   b.act = issue(0, 1);
   b.fc2 = issue(1, 3 * sh.experts_local);
   if (sh.shared_ffn > 0) b.shared = issue(2, 2);
-  b.combine = issue(0, 6 + 1);
+  b.combine = issue(latent, 6 + 1);
   b.backward_gemms = issue(0, 2 * sh.experts_local);
   return b;
 }
@@ -536,14 +538,15 @@ Seconds moe_forward_waits(const StepSpec& s, const cost::LayerShape& sh, const H
   bool counts = s.train.moe_dropless(), offset = sh.glu_clamp;
   if (sh.experts_local <= 0 || !(counts || offset) || h.total().value() <= 0) return Seconds{0};
   Seconds permute = named_time(fwd, {"moe.permute"}, ctx) * 0.5;
-  Seconds router = named_time(fwd, {"norm2", "moe.router", "moe.route"}, ctx) + permute;
+  Seconds router = named_time(fwd, {"norm2", "moe.router", "moe.route", "moe.latent_in", "fp8.quantize.latent_in"}, ctx) + permute;
   Seconds sort = named_time(fwd, {"moe.sort_chunks"}, ctx) * 0.5;
   Seconds dispatch = ep_comm * 0.5 + sort;
   Seconds fc1 = named_time(fwd, {"moe.fc1", "mlp.act.clamp", "fp8.quantize.fc1_in"}, ctx);
   Seconds act = named_time(fwd, {"mlp.act"}, ctx);
   Seconds fc2 = named_time(fwd, {"moe.fc2", "fp8.quantize.fc2_in"}, ctx);
   Seconds shared = named_time(fwd, {"moe.shared.fc1", "moe.shared.fc2", "fp8.quantize.shared_fc2_in"}, ctx);
-  Seconds combine = ep_comm * 0.5 + sort + permute + named_time(fwd, {"mlp.bda"}, ctx);
+  Seconds combine =
+      ep_comm * 0.5 + sort + permute + named_time(fwd, {"mlp.bda", "moe.latent_out", "fp8.quantize.latent_out"}, ctx);
   Seconds attention = std::max(Seconds{0}, gpu - router - dispatch - fc1 - act - fc2 - shared - combine);
   struct Block {
     Seconds host, work;

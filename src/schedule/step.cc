@@ -57,6 +57,16 @@ class Builder {
   bool holds_mtp(std::int64_t stage, std::int64_t chunk) const {
     return s_.model->mtp_layers > 0 && stage == p_ - 1 && chunk == v_ - 1;
   }
+  /// The variant a block of pattern letter `c` is priced as (see variant()); 'T' a transformer layer.
+  int block_variant(char c) const;
+  /// Layers of each kind the MTP modules run, all depths: each module's blocks (spec::Model::
+  /// mtp_blocks) by variant, with the bf16 bit when an fp8/fp4 run keeps them in bf16 (mtp_bf16).
+  std::array<std::int64_t, kKinds> mtp_kinds() const;
+  /// Of those, the share whose weights the chunk holds: one set of weights per module, or one for
+  /// all (spec::Model::mtp_shared_weights).
+  double mtp_weight_share() const {
+    return static_cast<double>(s_.model->mtp_weight_sets()) / static_cast<double>(s_.model->mtp_layers);
+  }
   /// What one rank of `stage` trains of `chunk`: dense parameters (reduced and sharded over
   /// dp x cp) and expert weights (over the expert-data-parallel group, Group::edp); with LoRA
   /// only the adapters.
@@ -227,12 +237,24 @@ CostId Builder::pass_cost_id(std::int64_t stage, std::int64_t chunk, bool forwar
 int Builder::variant(std::int64_t i) const {
   const spec::Model& m = *s_.model;
   if (!m.hybrid()) return i < m.moe_dense_layers ? 1 : 0;
-  switch (m.layer_block(i)) {
+  return block_variant(m.layer_block(i));
+}
+
+int Builder::block_variant(char c) const {
+  switch (c) {
     case 'M': return 2;
     case '*': return 3;
-    case '-': return m.is_moe() ? 1 : 0;
-    default: return 0;  // 'E'
+    case '-': return s_.model->is_moe() ? 1 : 0;
+    default: return 0;  // 'E', or a transformer's 'T'
   }
+}
+
+std::array<std::int64_t, Builder::kKinds> Builder::mtp_kinds() const {
+  std::array<std::int64_t, kKinds> n{};
+  const spec::Model& m = *s_.model;
+  bool low = s_.train.precision == spec::Dtype::fp8 || s_.train.precision == spec::Dtype::fp4;
+  for (char c : m.mtp_blocks()) n[static_cast<std::size_t>(block_variant(c) + (low && m.mtp_bf16 ? 4 : 0))] += m.mtp_layers;
+  return n;
 }
 
 std::array<std::int64_t, Builder::kKinds> Builder::layer_kinds(std::int64_t stage, std::int64_t chunk) const {
@@ -259,7 +281,11 @@ cost::LocalLayerParams Builder::chunk_params(std::int64_t stage, std::int64_t ch
   std::array<std::int64_t, kKinds> k = layer_kinds(stage, chunk);
   std::array<double, 4> by_variant{};
   for (int kind = 0; kind < kKinds; ++kind) by_variant[static_cast<std::size_t>(kind & 3)] += static_cast<double>(k[static_cast<std::size_t>(kind)]);
-  if (holds_mtp(stage, chunk)) by_variant[0] += static_cast<double>(s_.model->mtp_layers);
+  if (holds_mtp(stage, chunk)) {
+    std::array<std::int64_t, kKinds> mk = mtp_kinds();
+    for (int kind = 0; kind < kKinds; ++kind)
+      by_variant[static_cast<std::size_t>(kind & 3)] += static_cast<double>(mk[static_cast<std::size_t>(kind)]) * mtp_weight_share();
+  }
   cost::LocalLayerParams p;
   for (int v = 0; v < 4; ++v) {
     double n = by_variant[static_cast<std::size_t>(v)];
@@ -271,7 +297,7 @@ cost::LocalLayerParams Builder::chunk_params(std::int64_t stage, std::int64_t ch
   }
   if (holds_mtp(stage, chunk))  // each MTP module's 2h x h projection
     p.dense += 2.0 * static_cast<double>(s_.model->hidden) * static_cast<double>(s_.model->hidden) /
-               static_cast<double>(s_.par.tp) * static_cast<double>(s_.model->mtp_layers);
+               static_cast<double>(s_.par.tp) * static_cast<double>(s_.model->mtp_weight_sets());
   // Embedding and LM head weights belong to the chunk that runs them.
   bool holds_extras = stage == 0 ? chunk == 0 : (stage == p_ - 1 && chunk == v_ - 1);
   if (holds_extras) p.dense += cost::non_layer_params(*s_.model, s_.par, stage);
@@ -318,11 +344,16 @@ PassCost Builder::pass_cost(std::int64_t stage, std::int64_t chunk, bool forward
   if (stage == 0 && chunk == 0) accumulate(c, embedding_cost(s_, net_, !forward));
   if (stage == p_ - 1 && chunk == v_ - 1) accumulate(c, head_cost(s_, net_, !forward));
   if (holds_mtp(stage, chunk)) {
-    // DeepSeek-V3 MTP (arXiv:2412.19437 sec. 2.2): per module a layer, its projection (in the
-    // layer's GEMM share) and another pass of the shared LM head and cross-entropy.
-    auto k = static_cast<double>(s_.model->mtp_layers);
-    accumulate(c, forward ? lc.forward : lc.backward, k);
-    accumulate(c, head_cost(s_, net_, !forward), k);
+    // DeepSeek-V3 MTP (arXiv:2412.19437 sec. 2.2): per module a layer (a hybrid model's blocks),
+    // its projection (in the layer's GEMM share) and another pass of the shared LM head and
+    // cross-entropy.
+    std::array<std::int64_t, kKinds> mk = mtp_kinds();
+    for (int kind = 0; kind < kKinds; ++kind)
+      if (mk[static_cast<std::size_t>(kind)] > 0) {
+        const LayerCost& x = kind_cost(kind);
+        accumulate(c, forward ? x.forward : x.backward, static_cast<double>(mk[static_cast<std::size_t>(kind)]));
+      }
+    accumulate(c, head_cost(s_, net_, !forward), static_cast<double>(s_.model->mtp_layers));
   }
   return c;
 }
@@ -373,9 +404,12 @@ Seconds Builder::weight_quantize(std::int64_t stage, std::int64_t chunk) const {
   if (s_.train.precision != spec::Dtype::fp8 && s_.train.precision != spec::Dtype::fp4) return Seconds{0};
   std::array<std::int64_t, kKinds> k = layer_kinds(stage, chunk);
   std::array<double, 4> n{};
-  n[0] = holds_mtp(stage, chunk) ? static_cast<double>(s_.model->mtp_layers) : 0.0;
+  std::array<std::int64_t, kKinds> mk{};
+  if (holds_mtp(stage, chunk)) mk = mtp_kinds();
   for (int kind = 0; kind < kKinds; ++kind)
-    if (!(kind & 4)) n[static_cast<std::size_t>(kind & 3)] += static_cast<double>(k[static_cast<std::size_t>(kind)]);
+    if (!(kind & 4))
+      n[static_cast<std::size_t>(kind & 3)] += static_cast<double>(k[static_cast<std::size_t>(kind)]) +
+                                                 static_cast<double>(mk[static_cast<std::size_t>(kind)]) * (holds_mtp(stage, chunk) ? mtp_weight_share() : 0.0);
   double elems = 0, tensors = 0;
   for (int v = 0; v < 4; ++v) {
     double layers = n[static_cast<std::size_t>(v)];
@@ -627,8 +661,9 @@ void Builder::build() {
   main.par = variant_par(0);
   out_.layer.push_back(layer_cost(main, net_));
   kind_index_ = {};
-  bool bf16 = (s_.train.precision == spec::Dtype::fp8 || s_.train.precision == spec::Dtype::fp4) &&
-              s_.train.bf16_layers_start + s_.train.bf16_layers_end > 0;
+  bool low = s_.train.precision == spec::Dtype::fp8 || s_.train.precision == spec::Dtype::fp4;
+  bool bf16 = low && (s_.train.bf16_layers_start + s_.train.bf16_layers_end > 0 || (m.mtp_layers > 0 && m.mtp_bf16));
+  for (char c : m.mtp_pattern) present[static_cast<std::size_t>(block_variant(c))] = true;
   bool partial = s_.train.recompute == spec::Recompute::full && s_.train.recompute_layers > 0;
   for (int kind = 1; kind < kKinds; ++kind) {
     if (!present[static_cast<std::size_t>(kind & 3)] || ((kind & 4) && !bf16) || ((kind & 8) && !partial)) continue;

@@ -172,6 +172,7 @@ Model read_nemotron_h(ObjectReader& r) {
     m.moe_ffn_hidden = r.integer("moe_intermediate_size", 1, kMax);
     std::int64_t shared = r.optional_integer("n_shared_experts", 0, 1 << 16).value_or(0);
     m.moe_shared_ffn_hidden = shared * r.optional_integer("moe_shared_expert_intermediate_size", 1, kMax).value_or(0);
+    m.moe_latent = r.optional_integer("moe_latent_size", 1, kMax).value_or(0);  // Nemotron 3 Super: LatentMoE
   }
   m.mamba.heads = r.integer("mamba_num_heads", 1, kMax);
   m.mamba.head_dim = r.integer("mamba_head_dim", 1, kMax);
@@ -182,6 +183,10 @@ Model read_nemotron_h(ObjectReader& r) {
   check_mamba(m.mamba, r, "n_groups");
   m.hybrid_pattern = r.string("hybrid_override_pattern");
   check_hybrid_pattern(m, r, "hybrid_override_pattern");
+  // Nemotron 3 Super's MTP: num_nextn_predict_layers modules of mtp_hybrid_override_pattern's blocks.
+  m.mtp_layers = r.optional_integer("num_nextn_predict_layers", 0, 64).value_or(0);
+  m.mtp_pattern = r.optional_string("mtp_hybrid_override_pattern").value_or("");
+  check_mtp_pattern(m, r, "mtp_hybrid_override_pattern");
   return m;
 }
 

@@ -25,6 +25,8 @@ void read_moe(ObjectReader& r, Model& m) {
     r.fail("moe_ffn_hidden", "missing required key (moe_experts is set)");
   if (m.moe_experts == 0 && (m.moe_topk > 0 || m.moe_ffn_hidden > 0 || m.moe_shared_ffn_hidden > 0))
     r.fail("moe_experts", "missing required key (moe_topk or moe_ffn_hidden is set)");
+  m.moe_latent = r.optional_integer("moe_latent", 1, kMax).value_or(0);
+  if (m.moe_latent > 0 && !m.is_moe()) r.fail("moe_latent", "expected moe_experts for a latent expert width, got a dense model");
 }
 
 // The layouts the model's recipe uses, keyed by (pp, vp); each must hold the model's layers.
@@ -105,6 +107,11 @@ Model read_native(ObjectReader& r) {
     a.finish();
   }
   m.mtp_layers = r.optional_integer("mtp_layers", 0, 64).value_or(0);
+  m.mtp_pattern = r.optional_string("mtp_pattern").value_or("");
+  m.mtp_shared_weights = r.optional_boolean("mtp_shared_weights").value_or(false);
+  m.mtp_bf16 = r.optional_boolean("mtp_bf16").value_or(false);
+  if ((m.mtp_shared_weights || m.mtp_bf16) && m.mtp_layers == 0)
+    r.fail(m.mtp_shared_weights ? "mtp_shared_weights" : "mtp_bf16", "expected mtp_layers >= 1 for MTP settings, got none");
   m.sliding_window = r.optional_integer("sliding_window", 1, kMax).value_or(0);
   m.sliding_window_full_every = r.optional_integer("sliding_window_full_every", 1, kMax).value_or(0);
   if (m.sliding_window_full_every > 0 && m.sliding_window == 0)
@@ -120,6 +127,7 @@ Model read_native(ObjectReader& r) {
   m.hidden_dropout = read_probability(r, "hidden_dropout").value_or(0.1);
   m.attention_dropout = read_probability(r, "attention_dropout").value_or(0.1);
   read_hybrid(r, m);
+  check_mtp_pattern(m, r, "mtp_pattern");
   read_layouts(r, m);
   r.finish();
   return m;
@@ -146,6 +154,9 @@ Model block_variant(const Model& m, char c) {
   if (c == 'T') return m;
   Model v = c == 'E' ? m : dense_variant(m);
   v.block = c == 'M' ? Block::mamba : c == '*' ? Block::attention : Block::mlp;
+  v.mtp_layers = 0;  // the model's MTP modules are the whole model's, priced from their blocks
+  v.mtp_pattern.clear();
+  v.mtp_shared_weights = v.mtp_bf16 = false;
   return v;
 }
 
@@ -161,7 +172,7 @@ const char* to_string(Block b) {
 
 Model dense_variant(const Model& m) {
   Model d = m;
-  d.moe_experts = d.moe_topk = d.moe_ffn_hidden = d.moe_shared_ffn_hidden = d.moe_dense_layers = 0;
+  d.moe_experts = d.moe_topk = d.moe_ffn_hidden = d.moe_shared_ffn_hidden = d.moe_dense_layers = d.moe_latent = 0;
   return d;
 }
 

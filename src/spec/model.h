@@ -83,10 +83,25 @@ struct Model {
   /// Leading layers with a dense MLP of ffn_hidden instead of experts (DeepSeek-V3
   /// first_k_dense_replace = 3, Kimi K2 1); 0 when every layer is MoE.
   std::int64_t moe_dense_layers = 0;
+  /// LatentMoE (Megatron-Core MoELayer with moe_latent_size; Nemotron 3 Super 1,024): after the
+  /// router, which sees the full hidden width, each token is projected hidden -> latent by a linear
+  /// replicated on the TP ranks (fc1_latent_proj); the all-to-all, the experts (latent -> ffn ->
+  /// latent) and the combine run in the latent width, and a second linear (fc2_latent_proj) maps
+  /// the result back before the shared expert's output is added. 0 = experts in the hidden width.
+  std::int64_t moe_latent = 0;
   Mla mla;
   /// Multi-token-prediction modules after the last layer (DeepSeek-V3 num_nextn_predict_layers):
   /// each is one more transformer layer, a 2h -> h projection, and another pass of the LM head.
   std::int64_t mtp_layers = 0;
+  /// A hybrid model's MTP module: its blocks in hybrid_pattern's letters (Megatron-Core
+  /// mtp_hybrid_override_pattern; Nemotron 3 Super "*E", an attention and an MoE block); empty for
+  /// a transformer, whose module holds one of its layers.
+  std::string mtp_pattern;
+  /// The mtp_layers depths run one module's weights again (Megatron-Core mtp_use_repeated_layer:
+  /// Nemotron 3 Super's recipe applies its one shared module twice): one set of parameters.
+  bool mtp_shared_weights = false;
+  /// The MTP modules stay in bf16 in fp8/fp4 runs (Megatron-Bridge keep_mtp_spec_in_bf16).
+  bool mtp_bf16 = false;
   /// Sliding-window attention: keys per query in windowed layers (gpt-oss 128); 0 = full.
   std::int64_t sliding_window = 0;
   /// Every n-th layer keeps full attention, the others use the window (gpt-oss: 2, alternating).
@@ -120,6 +135,12 @@ struct Model {
   Block block = Block::transformer;
 
   [[nodiscard]] bool is_moe() const { return moe_experts > 0; }
+  /// The width the experts, the dispatch and the combine work in: moe_latent, or hidden.
+  [[nodiscard]] std::int64_t expert_width() const { return moe_latent > 0 ? moe_latent : hidden; }
+  /// The blocks of one MTP module (mtp_pattern, or "T" for a transformer layer).
+  [[nodiscard]] std::string mtp_blocks() const { return mtp_pattern.empty() ? std::string("T") : mtp_pattern; }
+  /// Sets of MTP weights the model holds: one per module, or one shared by all (mtp_shared_weights).
+  [[nodiscard]] std::int64_t mtp_weight_sets() const { return mtp_shared_weights && mtp_layers > 0 ? 1 : mtp_layers; }
   [[nodiscard]] bool hybrid() const { return !hybrid_pattern.empty(); }
   /// The block of layer `i` (0-based): its hybrid_pattern character, or 'T' for a transformer layer.
   [[nodiscard]] char layer_block(std::int64_t i) const {
@@ -155,7 +176,7 @@ struct Model {
 
 /// The block a hybrid model's layers of pattern character `c` hold, as a model of its own: 'M' a
 /// Mamba mixer, '*' an attention, '-' a dense MLP of ffn_hidden, 'E' an MoE layer; no experts
-/// unless 'E'. For 'T', `m` itself.
+/// unless 'E', no MTP modules. For 'T', `m` itself.
 [[nodiscard]] Model block_variant(const Model& m, char c);
 
 [[nodiscard]] const char* to_string(Activation a);

@@ -32,26 +32,48 @@ void check_mamba(const Mamba& mamba, const ObjectReader& r, const std::string& g
                            std::to_string(mamba.groups));
 }
 
-void check_hybrid_pattern(Model& m, const ObjectReader& r, const std::string& k) {
-  const std::string& p = m.hybrid_pattern;
+namespace {
+
+// A pattern's letters, each a block the model can build: 'E' needs experts, 'M' the mixer.
+void check_blocks(const Model& m, const ObjectReader& r, const std::string& k, const std::string& p) {
   if (p.empty()) r.fail(k, "expected a pattern of M, *, - and E (one per layer), got \"\"");
   for (char c : p)
     if (c != 'M' && c != '*' && c != '-' && c != 'E')
       r.fail(k, std::string("expected only M (Mamba), * (attention), - (MLP) and E (MoE), got '") + c + "' in \"" + p + "\"");
+  if (p.find('E') != std::string::npos && !m.is_moe()) r.fail(k, "expected moe_experts for its E layers, got a dense model");
+  if (p.find('M') != std::string::npos && !m.mamba.on()) r.fail(k, "expected a mamba mixer for its M layers, got none");
+}
+
+}  // namespace
+
+void check_hybrid_pattern(Model& m, const ObjectReader& r, const std::string& k) {
+  const std::string& p = m.hybrid_pattern;
+  check_blocks(m, r, k, p);
   auto n = static_cast<std::int64_t>(p.size());
   if (m.layers == 0) m.layers = n;
   if (n != m.layers)
     r.fail(k, "expected one character per layer (" + std::to_string(m.layers) + "), got " + std::to_string(n));
-  bool e = p.find('E') != std::string::npos, mm = p.find('M') != std::string::npos;
-  if (e && !m.is_moe()) r.fail(k, "expected moe_experts for its E layers, got a dense model");
-  if (!e && m.is_moe()) r.fail(k, "expected an E layer for the model's experts, got none in \"" + p + "\"");
-  if (mm && !m.mamba.on()) r.fail(k, "expected a mamba mixer for its M layers, got none");
-  if (!mm && m.mamba.on()) r.fail(k, "expected an M layer for the mamba mixer, got none in \"" + p + "\"");
+  if (p.find('E') == std::string::npos && m.is_moe())
+    r.fail(k, "expected an E layer for the model's experts, got none in \"" + p + "\"");
+  if (p.find('M') == std::string::npos && m.mamba.on())
+    r.fail(k, "expected an M layer for the mamba mixer, got none in \"" + p + "\"");
   if (m.moe_dense_layers > 0) r.fail(k, "expected no moe_dense_layers with a pattern (write its - layers), got " +
                                            std::to_string(m.moe_dense_layers));
-  if (m.mtp_layers > 0) r.fail(k, "expected no mtp_layers with a pattern (not modelled), got " + std::to_string(m.mtp_layers));
   if (m.sliding_window > 0) r.fail(k, "expected no sliding_window with a pattern (not modelled), got " +
                                           std::to_string(m.sliding_window));
+}
+
+void check_mtp_pattern(const Model& m, const ObjectReader& r, const std::string& k) {
+  if (!m.hybrid()) {
+    if (!m.mtp_pattern.empty()) r.fail(k, "expected no MTP pattern without a hybrid_pattern, got \"" + m.mtp_pattern + "\"");
+    return;
+  }
+  if (m.mtp_layers == 0) {
+    if (!m.mtp_pattern.empty()) r.fail(k, "expected mtp_layers >= 1 for an MTP pattern, got none");
+    return;
+  }
+  if (m.mtp_pattern.empty()) r.fail(k, "missing required key (a hybrid model's MTP modules need their blocks)");
+  check_blocks(m, r, k, m.mtp_pattern);
 }
 
 void check_model(Model& m, const ObjectReader& r) {

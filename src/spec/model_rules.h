@@ -15,8 +15,11 @@ void check_model(Model& m, const ObjectReader& r);
 /// A hybrid pattern's rules, the failure naming `key` of `r`: only 'M', '*', '-' and 'E'; its
 /// length sets `layers` when the reader has none (a Hugging Face config), else must equal it; 'E'
 /// needs experts and experts an 'E'; 'M' needs the Mamba mixer and the mixer an 'M'; no MoE
-/// leading dense layers, multi-token prediction or sliding windows (not modelled for hybrids).
+/// leading dense layers or sliding windows (not modelled for hybrids).
 void check_hybrid_pattern(Model& m, const ObjectReader& r, const std::string& key);
+/// A hybrid model's MTP blocks (`key` names mtp_pattern as the file spells it): required with
+/// mtp_layers, letters the model can build; none for a transformer.
+void check_mtp_pattern(const Model& m, const ObjectReader& r, const std::string& key);
 
 /// A Mamba mixer's rule, the failure naming `groups_key` of `r`: its groups divide its heads
 /// (Megatron-Core MambaMixer: nheads % ngroups == 0).

@@ -246,6 +246,8 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
                                         to_string(*f.recompute) + "\"");
     }
     f.fp8_param_gather = e.optional_boolean("fp8_param_gather");
+    f.bf16_layers_start = e.optional_integer("bf16_layers_start", 0, 1 << 20);
+    f.bf16_layers_end = e.optional_integer("bf16_layers_end", 0, 1 << 20);
     if (auto a = e.optional_choice("attention", {"flash", "unfused", "flash2"})) f.attention = static_cast<AttentionKernel>(*a);
     f.compile = e.optional_boolean("compile");
     f.tp_comm_overlap = e.optional_boolean("tp_comm_overlap");
@@ -331,6 +333,10 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            facts.recompute_modules ? recompute_modules_text(*facts.recompute_modules) : "", recipes, facts, c);
       fill(c.fp8_param_gather, facts.fp8_param_gather, "fp8_param_gather",
            facts.fp8_param_gather.value_or(false) ? "on" : "off", recipes, facts, c);
+      fill(c.bf16_layers_start, facts.bf16_layers_start, "bf16_layers_start",
+           facts.bf16_layers_start ? std::to_string(*facts.bf16_layers_start) : "", recipes, facts, c);
+      fill(c.bf16_layers_end, facts.bf16_layers_end, "bf16_layers_end",
+           facts.bf16_layers_end ? std::to_string(*facts.bf16_layers_end) : "", recipes, facts, c);
       fill(c.attention, facts.attention, "attention", facts.attention ? to_string(*facts.attention) : "", recipes, facts,
            c);
       fill(c.compile, facts.compile, "compile", facts.compile.value_or(false) ? "on" : "off", recipes, facts, c);
@@ -431,6 +437,10 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
     rc.train.bf16_layers_start = rc.train.bf16_layers_end = edge;
     rc.assumptions.push_back("fp8 current scaling: the first and last " + std::to_string(edge) +
                              " transformer layer(s) in bf16" + recipe);
+  }
+  if (c.bf16_layers_start || c.bf16_layers_end) {  // the recipe's own, over the stack's default
+    rc.train.bf16_layers_start = c.bf16_layers_start.value_or(0);
+    rc.train.bf16_layers_end = c.bf16_layers_end.value_or(0);
   }
   rc.auto_recompute = !c.recompute && !d.recompute;
   rc.train.recompute = c.recompute.value_or(d.recompute.value_or(Recompute::none));

@@ -63,6 +63,9 @@ struct ValidationCase {
   std::optional<Fp8Recipe> fp8_recipe;     ///< the run's fp8 scaling (the case's "fp8" covers every recipe)
   std::optional<std::uint32_t> recompute_modules;  ///< selective recompute's modules (recompute_module bits)
   std::optional<bool> fp8_param_gather;
+  /// Decoder layers an fp8/fp4 run keeps in bf16 at the start and at the end (Megatron-Core
+  /// first_last_layers_bf16 with num_layers_at_start_in_bf16 / num_layers_at_end_in_bf16).
+  std::optional<std::int64_t> bf16_layers_start, bf16_layers_end;
   std::optional<AttentionKernel> attention;  ///< the recipe's attention kernel (NVTE_FUSED_ATTN=0: flash2)
   std::optional<bool> compile;          ///< torch.compile over eager model code (spec::apply_compile)
   std::optional<bool> tp_comm_overlap;  ///< the recipe's TP overlap (TE userbuffers, PyTorch async TP)
@@ -111,6 +114,7 @@ struct RecipeFacts {
   std::optional<Fp8Recipe> fp8_recipe;
   std::optional<std::uint32_t> recompute_modules;
   std::optional<bool> fp8_param_gather;
+  std::optional<std::int64_t> bf16_layers_start, bf16_layers_end;
   std::optional<AttentionKernel> attention;  ///< the recipe's attention kernel (NVTE_FUSED_ATTN=0: flash2)
   std::optional<bool> compile;
   std::optional<bool> tp_comm_overlap;

@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "cost/compute.h"
 #include "cost/layer_shape.h"
+#include "cost/memory.h"
 #include "cost/model_stats.h"
 #include "helpers.h"
 #include "spec/load.h"
@@ -75,7 +76,7 @@ TEST_CASE("spec::parse_model: a hybrid pattern's rules, each failure one line", 
   fails(hybrid("", "hybrid_pattern"), "h.json:/hybrid_pattern: missing required key (mamba is set)");
   fails(hybrid(R"("mamba": {"heads": 8, "head_dim": 32, "state": 16, "groups": 3})", "mamba"),
         "h.json:/mamba/groups: expected a divisor of heads (8), got 3");
-  fails(hybrid(R"("mtp_layers": 1)"), "h.json:/hybrid_pattern: expected no mtp_layers with a pattern (not modelled), got 1");
+  fails(hybrid(R"("mtp_layers": 1)"), "h.json:/mtp_pattern: missing required key (a hybrid model's MTP modules need their blocks)");
 }
 
 TEST_CASE("cost::count_params and token_flops: Nemotron 3 Nano and Nemotron-H 56B as published", "[cost]") {
@@ -166,4 +167,101 @@ TEST_CASE("spec::load_model: a Nemotron-H config.json is the hybrid preset", "[s
       "mamba_head_dim": 16, "ssm_state_size": 16, "n_groups": 2, "hybrid_override_pattern": "M*-"})",
                                 "c.json"),
                     Equals("c.json:/hybrid_override_pattern: expected one character per layer (2), got 3"));
+}
+
+TEST_CASE("spec::parse_model: LatentMoE and a hybrid model's MTP modules, and their rules", "[spec]") {
+  spec::Model m = parse_model(
+      hybrid(R"("moe_latent": 64, "mtp_layers": 2, "mtp_pattern": "*E", "mtp_shared_weights": true, "mtp_bf16": true)"),
+      "h.json");
+  CHECK(m.expert_width() == 64);
+  CHECK(m.mtp_blocks() == "*E");
+  CHECK(m.mtp_weight_sets() == 1);
+  CHECK(spec::block_variant(m, 'E').mtp_layers == 0);  // a block holds no MTP modules of its own
+  CHECK(spec::dense_variant(m).moe_latent == 0);
+  auto fails = [](const std::string& text, const std::string& message) {
+    CHECK_THROWS_WITH(parse_model(text, "h.json"), Equals(message));
+  };
+  fails(hybrid(R"("mtp_layers": 1, "mtp_pattern": "*X")"),
+        "h.json:/mtp_pattern: expected only M (Mamba), * (attention), - (MLP) and E (MoE), got 'X' in \"*X\"");
+  fails(hybrid(R"("mtp_pattern": "*E")"), "h.json:/mtp_pattern: expected mtp_layers >= 1 for an MTP pattern, got none");
+  fails(hybrid(R"("mtp_shared_weights": true)"),
+        "h.json:/mtp_shared_weights: expected mtp_layers >= 1 for MTP settings, got none");
+  std::string transformer = hybrid(R"("mtp_layers": 1, "mtp_pattern": "*E")", "hybrid_pattern");
+  fails(dtsim::test::replaced(transformer, R"("mamba": {"heads": 8, "head_dim": 32, "state": 16, "groups": 2})", R"("qk_norm": false)"),
+        "h.json:/mtp_pattern: expected no MTP pattern without a hybrid_pattern, got \"*E\"");
+  std::string dense = dtsim::test::replaced(hybrid(R"("moe_latent": 64)"), R"("moe_experts": 8)", R"("qk_norm": false)");
+  dense = dtsim::test::replaced(dense, R"("moe_topk": 2)", R"("max_position": 16)");
+  dense = dtsim::test::replaced(dense, R"("moe_ffn_hidden": 128)", R"("head_dim": 64)");
+  fails(dense, "h.json:/moe_latent: expected moe_experts for a latent expert width, got a dense model");
+}
+
+TEST_CASE("cost: Nemotron 3 Super's LatentMoE and MTP module as published", "[cost]") {
+  spec::Model super = preset("nemotron3-super-120b-a12b");
+  cost::ModelParams p = cost::count_params(super);
+  // "12B active parameters and 120B parameters in total" (Megatron-Bridge nemotron3-super.md),
+  // the MTP module aside.
+  CHECK_THAT(p.total(super.layers) - p.mtp, WithinRel(120e9, 0.01));
+  CHECK_THAT(p.active(super.layers), WithinRel(12e9, 0.07));
+  // One shared '*E' module (mtp_use_repeated_layer), its 2h -> h projection and three norms.
+  double module = cost::count_params(spec::block_variant(super, '*')).layer.total() +
+                  cost::count_params(spec::block_variant(super, 'E')).layer.total() + 2.0 * 4096 * 4096 + 3 * 4096;
+  CHECK_THAT(p.mtp, WithinRel(module, 1e-12));
+  // Megatron-Bridge's hybrid count, MTP depths included: the 26.04 table's 84.73 GFLOP per token.
+  CHECK_THAT(cost::token_flops(super, 8192).forward().value() * 3, WithinRel(84.727e9, 0.0005));
+  // The experts see 1,024-wide tokens; the projections run on the rank's b s / tp tokens and
+  // their weights are whole on every TP rank.
+  spec::Parallel par;
+  par.tp = 2, par.ep = 64, par.sequence_parallel = true;
+  spec::Model e = spec::block_variant(super, 'E');
+  cost::LayerShape s = cost::layer_shape(e, par, 1, 8192);
+  CHECK(s.expert_width == 1024);
+  auto ops = cost::layer_forward(s, spec::AttentionKernel::flash, spec::Dtype::bf16, {}, {});
+  int seen = 0;
+  for (const cost::Op& op : ops) {
+    if (op.name == "moe.fc1") {
+      CHECK(op.k == 1024);
+      ++seen;
+    } else if (op.name == "moe.fc2") {
+      CHECK(op.n == 1024);
+      ++seen;
+    } else if (op.name == "moe.latent_in") {
+      CHECK((op.m == 4096 && op.n == 1024 && op.k == 4096));
+      ++seen;
+    } else if (op.name == "moe.latent_out") {
+      CHECK((op.m == 4096 && op.n == 4096 && op.k == 1024));
+      ++seen;
+    }
+  }
+  CHECK(seen == 4);
+  spec::Model plain = e;
+  plain.moe_latent = 0;
+  cost::LocalLayerParams lp = cost::local_layer_params(e, par), lp_plain = cost::local_layer_params(plain, par);
+  CHECK_THAT(lp.dense - lp_plain.dense, WithinRel(2.0 * 4096 * 1024, 1e-12));
+  CHECK(lp.expert < lp_plain.expert);  // 1,024-wide experts instead of 4,096-wide
+}
+
+TEST_CASE("cli simulate: an MTP module run twice with one set of weights, kept in bf16", "[cli]") {
+  dtsim::test::TempDir tmp;
+  std::string text = dtsim::test::read_text(dtsim::test::source_path("models/nemotron3-super-120b-a12b.json"));
+  auto variant = [&](const std::string& name, const std::string& from, const std::string& to) {
+    return tmp.write(name, dtsim::test::replaced(text, from, to));
+  };
+  std::string job = " --cluster gb300-nvl72 --gpus 64 --ep 64 --gbs 64 --mbs 1 --seq 4096 --precision fp8 "
+                    "--fp8-recipe mxfp8 --json";
+  auto run = [&](const std::string& model) { return dtsim::test::run_json("simulate --model " + model + job); };
+  nlohmann::json shared = run(tmp.write("super.json", text));
+  nlohmann::json none = run(variant("none.json", R"("mtp_layers": 2,
+  "mtp_pattern": "*E",
+  "mtp_shared_weights": true,
+  "mtp_bf16": true,)", ""));
+  nlohmann::json separate = run(variant("separate.json", R"("mtp_shared_weights": true)", R"("mtp_shared_weights": false)"));
+  nlohmann::json fp8 = run(variant("fp8.json", R"("mtp_bf16": true)", R"("mtp_bf16": false)"));
+  auto step = [](const nlohmann::json& j) { return j.at("step_time_s").get<double>(); };
+  auto params = [](const nlohmann::json& j) { return j.at("memory").at("parameters_per_gpu").get<double>(); };
+  CHECK(step(shared) > step(none));          // two more '*E' passes and LM heads
+  // The same passes either way; a second set of weights only adds its optimizer step and reductions.
+  CHECK_THAT(step(separate), WithinRel(step(shared), 0.01));
+  CHECK(params(separate) > params(shared));
+  CHECK(params(shared) > params(none));
+  CHECK(step(fp8) < step(shared));           // its GEMMs in MXFP8 instead of bf16
 }
