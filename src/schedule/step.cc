@@ -21,6 +21,8 @@ struct Streams {
 
 // Megatron-LM DDP bucket: max(40M, 1M x dp) parameters (distributed_data_parallel_config.py);
 // bucketing is off for model chunks after the first in the interleaved schedule.
+constexpr std::int64_t kMaxBuckets = 1 << 16;
+
 double bucket_params(const spec::Parallel& par) {
   return std::max(40e6, 1e6 * static_cast<double>(par.dp * par.cp));
 }
@@ -440,7 +442,10 @@ std::int64_t Builder::buckets(std::int64_t stage, std::int64_t chunk) const {
   // Bucketing needs overlapped reduction (DDP's bucket_size is None otherwise) and is off for
   // the chunks after the first (disable_bucketing for model_chunk_idx > 0).
   if (!s_.software.overlap_grad_reduce || chunk != 0) return 1;
-  return std::max<std::int64_t>(1, static_cast<std::int64_t>(chunk_params(stage, chunk).total() / bucket_params(s_.par)));
+  // At most kMaxBuckets: 2.6T parameters per chunk at 40M per bucket, beyond any real model's chunk;
+  // a larger count (a mistyped width) would only cut the backward into pieces too small to time.
+  double n = chunk_params(stage, chunk).total() / bucket_params(s_.par);
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::min(n, static_cast<double>(kMaxBuckets))), 1, kMaxBuckets);
 }
 
 std::pair<CostId, CostId> Builder::split_cost(CostId cost, std::int64_t pieces) {

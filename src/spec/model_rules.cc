@@ -89,6 +89,9 @@ void check_model(Model& m, const ObjectReader& r) {
   }
   if (m.position_embedding == PositionEmbedding::learned && m.max_position == 0)
     r.fail(key(r, {"max_position", "n_positions"}), "missing required key (position_embedding is \"learned\")");
+  if (m.moe_latent > m.hidden)  // a projection down from the hidden size (moe_layer.py fc1_latent_proj)
+    r.fail(key(r, {"moe_latent", "moe_latent_size"}),
+           "expected at most hidden (" + std::to_string(m.hidden) + "), got " + std::to_string(m.moe_latent));
   if (m.is_moe() && m.moe_topk > m.moe_experts)
     r.fail(key(r, {"moe_topk", "num_experts_per_tok"}),
            "expected at most moe_experts (" + std::to_string(m.moe_experts) + "), got " + std::to_string(m.moe_topk));

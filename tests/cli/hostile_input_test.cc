@@ -122,3 +122,15 @@ TEST_CASE("cli: a whole number beyond int64 where an integer is expected", "[cli
   std::string f = tmp.write("gpu.json", g.dump());
   check_bad("show gpu '" + f + "'", StartsWith("dtsim: " + f + ":/sm_count: expected an integer in [1, "));
 }
+
+TEST_CASE("cli: experts of an absurd width are simulated in bounded memory, not a crash", "[cli]") {
+  // 512 experts of width 2^31 - 1: petabytes of gradients per chunk, which once made Megatron's
+  // 40M-parameter DDP buckets number in the billions (each a task of the step graph).
+  TempDir tmp;
+  nlohmann::json m = nlohmann::json::parse(read_text(source_path("models/nemotron3-super-120b-a12b.json")));
+  m["moe_ffn_hidden"] = 2147483647;
+  std::string model = tmp.write("wide.json", m.dump());
+  Run r = run_dtsim("simulate --model " + model + " --cluster gb300-nvl72 --gpus 64 --ep 32 --pp 2 --gbs 64 --seq 4096 --json");
+  REQUIRE(r.status == 0);
+  CHECK(nlohmann::json::parse(r.out).at("step_time_s").get<double>() > 0);
+}

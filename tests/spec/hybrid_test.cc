@@ -193,6 +193,7 @@ TEST_CASE("spec::parse_model: LatentMoE and a hybrid model's MTP modules, and th
   dense = dtsim::test::replaced(dense, R"("moe_topk": 2)", R"("max_position": 16)");
   dense = dtsim::test::replaced(dense, R"("moe_ffn_hidden": 128)", R"("head_dim": 64)");
   fails(dense, "h.json:/moe_latent: expected moe_experts for a latent expert width, got a dense model");
+  fails(hybrid(R"("moe_latent": 257)"), "h.json:/moe_latent: expected at most hidden (256), got 257");
 }
 
 TEST_CASE("cost: Nemotron 3 Super's LatentMoE and MTP module as published", "[cost]") {
@@ -264,4 +265,23 @@ TEST_CASE("cli simulate: an MTP module run twice with one set of weights, kept i
   CHECK(params(separate) > params(shared));
   CHECK(params(shared) > params(none));
   CHECK(step(fp8) < step(shared));           // its GEMMs in MXFP8 instead of bf16
+}
+
+TEST_CASE("spec::load_model: a Nemotron-H config.json with LatentMoE and an MTP pattern", "[spec]") {
+  // Nemotron 3 Super's keys (docs/research/nemotron3-arch.md sec. 2): moe_latent_size,
+  // num_nextn_predict_layers and mtp_hybrid_override_pattern, here on a small model.
+  std::string config = R"({"model_type": "nemotron_h", "num_hidden_layers": 4, "hidden_size": 64,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 256,
+      "mamba_num_heads": 4, "mamba_head_dim": 16, "ssm_state_size": 16, "n_groups": 2,
+      "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "n_shared_experts": 1,
+      "moe_shared_expert_intermediate_size": 64, "moe_latent_size": 16, "hybrid_override_pattern": "ME*E",
+      "num_nextn_predict_layers": 1, "mtp_hybrid_override_pattern": "*E"})";
+  spec::Model m = parse_model(config, "c.json");
+  CHECK(m.moe_latent == 16);
+  CHECK(m.expert_width() == 16);
+  CHECK(m.mtp_layers == 1);
+  CHECK(m.mtp_pattern == "*E");
+  CHECK_THROWS_WITH(parse_model(dtsim::test::replaced(config, R"(, "mtp_hybrid_override_pattern": "*E")", ""), "c.json"),
+                    Equals("c.json:/mtp_hybrid_override_pattern: missing required key (a hybrid model's MTP modules "
+                           "need their blocks)"));
 }
