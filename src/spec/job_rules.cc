@@ -45,6 +45,10 @@ void check_degrees(const Model& m, std::int64_t gpus, const Parallel& p, const F
 void check_experts(const Model& m, const Parallel& p, const FieldNamer& name) {
   if (!m.is_moe() && p.ep != 1)
     throw SpecError(name("ep"), "expected 1 for a dense model (no moe_experts), got " + str(p.ep));
+  // megatron/training/arguments.py: "When using MoE and tensor parallelism, sequence parallelism
+  // must be used." (the experts' dispatch takes each TP rank's b s / tp tokens).
+  if (m.is_moe() && p.tp > 1 && !p.sequence_parallel)
+    throw SpecError(name("sp"), "expected sequence parallelism for experts with tp > 1 (Megatron-Core requires it), got off");
   if (m.is_moe() && m.moe_experts % p.ep != 0)
     throw SpecError(name("ep"), "expected a divisor of the model's experts (" + str(m.moe_experts) + "), got " + str(p.ep));
   if (!m.is_moe() && p.etp > 1)

@@ -401,8 +401,12 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   if (!c.zero_stage)
     note("zero_stage", std::to_string(rc.par.zero_stage), d.zero_stage.has_value(), " (Megatron distributed optimizer)");
   // (Sequence parallelism needs tensor parallelism: a stack that uses it does so when tp > 1.)
-  rc.par.sequence_parallel = c.sequence_parallel.value_or(d.sequence_parallel.value_or(true) && c.tp > 1);
-  if (!c.sequence_parallel) note("sequence_parallel", rc.par.sequence_parallel ? "on" : "off", d.sequence_parallel.has_value(), "");
+  // Experts with tensor parallelism run it whatever the recipe says (spec::check_experts).
+  bool stack_sp = d.sequence_parallel.value_or(true) && c.tp > 1, required = m.is_moe() && c.tp > 1;
+  rc.par.sequence_parallel = c.sequence_parallel.value_or(stack_sp || required);
+  if (!c.sequence_parallel)
+    note("sequence_parallel", rc.par.sequence_parallel ? "on" : "off", d.sequence_parallel.has_value() && !(required && !stack_sp),
+         required && !stack_sp ? " (Megatron-Core requires it for experts with tp > 1)" : "");
   if (m.is_moe() && d.expert_tensor_parallel) {
     rc.par.etp = *d.expert_tensor_parallel;
     note("etp", std::to_string(rc.par.etp), true, "");

@@ -581,8 +581,11 @@ TEST_CASE("cli simulate: Blackwell racks, MoE folding and fp8 recipes", "[cli]")
   CHECK(skewed.at("step_time_s").get<double>() > j.at("step_time_s").get<double>());
   check_bad(ds + " --moe-imbalance -1", Contains("--moe-imbalance"));
   // Megatron's default expert TP (= tp) cannot fold EP 32 over 16 ranks x TP 2.
-  check_bad("simulate --model qwen3-235b-a22b --cluster dgx-h100 --gpus 256 --tp 2 --pp 8 --ep 32 --gbs 2048 --seq 4096",
+  check_bad("simulate --model qwen3-235b-a22b --cluster dgx-h100 --gpus 256 --tp 2 --pp 8 --ep 32 --gbs 2048 --seq 4096 --sp",
             Contains("--ep: expected ep*etp (32*2) to divide tp*cp*dp (32"));
+  // Megatron-Core runs experts with TP only under sequence parallelism (arguments.py).
+  check_bad("simulate --model qwen3-235b-a22b --cluster dgx-h100 --gpus 256 --tp 2 --pp 8 --ep 32 --etp 1 --gbs 2048 --seq 4096",
+            Equals("dtsim: --sp: expected sequence parallelism for experts with tp > 1 (Megatron-Core requires it), got off\n"));
   CHECK(run_json("simulate --model qwen3-235b-a22b --cluster dgx-h100 --gpus 256 --tp 2 --pp 8 --ep 32 --etp 1 --gbs 2048 "
                  "--seq 4096 --sp --json").at("config").at("etp") == 1);
   // fp8 recipes: current scaling costs more than delayed (an amax pass per tensor); MXFP8 needs Blackwell.
