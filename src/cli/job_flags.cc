@@ -108,7 +108,7 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
                  "joined by commas (default: all four)");
   app.add_option("--precision", f.precision, "fp16|bf16|fp8|fp4 (fp4: NVFP4, Blackwell)");
   app.add_option("--grad-dtype", f.grad_dtype, "fp32|fp16|bf16 gradient (and reduction) type (default: the stack's)");
-  app.add_option("--optimizer", f.optimizer, "adam|sgd");
+  app.add_option("--optimizer", f.optimizer, "adam|sgd|muon (Muon: Megatron-Core's layer-wise distributed Muon)");
   app.add_option("--attention", f.attention,
                  "flash|flash2|unfused: fused attention as the profile measures it (cuDNN on Hopper and Blackwell), "
                  "FlashAttention-2 (what Transformer Engine runs with NVTE_FUSED_ATTN=0), or Megatron's unfused "
@@ -220,9 +220,9 @@ spec::Training resolve_training(const JobFlags& f, const spec::Stack& stack, con
   t.seq_len = f.seq;
   t.precision = precision(f);
   t.grad_dtype = grad_dtype(f, sw, t.precision);
-  if (f.optimizer != "adam" && f.optimizer != "sgd")
-    throw SpecError("--optimizer", "expected adam or sgd, got \"" + f.optimizer + "\"");
-  t.optimizer = f.optimizer == "adam" ? spec::Optimizer::adam : spec::Optimizer::sgd;
+  if (f.optimizer != "adam" && f.optimizer != "sgd" && f.optimizer != "muon")
+    throw SpecError("--optimizer", "expected adam, sgd or muon, got \"" + f.optimizer + "\"");
+  t.optimizer = f.optimizer == "adam" ? spec::Optimizer::adam : f.optimizer == "sgd" ? spec::Optimizer::sgd : spec::Optimizer::muon;
   t.moe_imbalance = f.moe_imbalance;
   t.moe_capacity_factor = f.moe_capacity_factor;
   std::int64_t edge = spec::current_scaling_bf16_layers(stack.defaults, t.precision, sw.fp8_recipe);
@@ -241,8 +241,9 @@ spec::Training resolve_training(const JobFlags& f, const spec::Stack& stack, con
     t.lora_targets = f.lora_targets.empty() ? spec::parse_lora_targets("linear_qkv,linear_proj,linear_fc1,linear_fc2", "")
                                             : spec::parse_lora_targets(f.lora_targets, "--lora-targets");
   }
-  t.fp8_params = t.precision == spec::Dtype::fp8 &&
-                 on_off("--fp8-param-gather", f.fp8_param_gather, stack.defaults.fp8_param_gather.value_or(false));
+  // Muon's layer-wise optimizer gathers bf16 parameters: the stack's fp8 gather does not apply.
+  bool fp8_gather_default = stack.defaults.fp8_param_gather.value_or(false) && t.optimizer != spec::Optimizer::muon;
+  t.fp8_params = t.precision == spec::Dtype::fp8 && on_off("--fp8-param-gather", f.fp8_param_gather, fp8_gather_default);
   t.param_remainders = spec::param_remainders(sw, t);
   return t;
 }

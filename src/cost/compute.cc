@@ -975,6 +975,22 @@ double optimizer_bytes_per_param(const spec::Training& t, spec::OptimizerImpl im
   return copy + unscale + 4.0 /* norm */ + (4.0 + 8.0 + state) + (4.0 + model_param);
 }
 
+MuonOps muon_ops(const LayerShape& s) {
+  constexpr double kSteps = 5;  // Newton-Schulz iterations (Emerging-Optimizers default num_ns_steps)
+  MuonOps out;
+  for (const Op& w : layer_gemms(s, Dtype::bf16)) {
+    double a = std::min(w.n, w.k), b = std::max(w.n, w.k), count = w.batch * kSteps;
+    std::vector<Op>& to = w.name == "moe.fc1" || w.name == "moe.fc2" ? out.expert : out.dense;
+    for (Op g : {gemm("muon." + w.name + ".gram", a, a, b, count, 2), gemm("muon." + w.name + ".poly", a, a, a, count, 2),
+                 gemm("muon." + w.name + ".update", a, b, a, count, 2)}) {
+      g.kernels = count;
+      g.bf16_only = true;
+      to.push_back(std::move(g));
+    }
+  }
+  return out;
+}
+
 Op optimizer_op(double params, const spec::Training& t, spec::OptimizerImpl impl) {
   double passes = 2.0;
   if (impl == spec::OptimizerImpl::megatron) passes = 3.0 + (t.grad_dtype != Dtype::fp32) + (t.precision == Dtype::fp16);

@@ -226,6 +226,19 @@ struct LoraTarget {
 /// master weights; multi-tensor apply kernels) as the stack's optimizer runs it (spec::OptimizerImpl:
 /// which passes, over which gradient type), memory-bound.
 [[nodiscard]] Op optimizer_op(double params, const spec::Training& t, spec::OptimizerImpl impl);
+/// Muon's Newton-Schulz GEMMs for one layer's weight matrices on one rank, per optimizer step, split
+/// by who owns them: the dense matrices (over the data-parallel ranks) and the local experts' (over
+/// the expert-data-parallel ranks).
+struct MuonOps {
+  std::vector<Op> dense, expert;
+};
+/// Megatron-Core's TensorParallelMuon (Emerging-Optimizers muon_utils.py newton_schulz, 5 "quintic"
+/// steps in bf16): each 2-D weight of the layer -- the GEMM weights of its forward, the router and
+/// each expert's apart, as their rank holds them (blockwise under TP) -- taken as a x b with a <= b,
+/// runs per step A = X X^T (a x a, reduction b), A A (a x a x a) and the update's B X (a x b,
+/// reduction a): 5 (4 a^2 b + 2 a^3) FLOPs (docs/research/muon-optimizer.md sec. 4.1).
+[[nodiscard]] MuonOps muon_ops(const LayerShape& s);
+
 /// Bytes per parameter the optimizer step moves (optimizer_op's traffic).
 [[nodiscard]] double optimizer_bytes_per_param(const spec::Training& t, spec::OptimizerImpl impl);
 

@@ -143,8 +143,9 @@ void read_attention(Args& a, JobDraft& j) {
   if (backend && (*backend == "unfused" || *backend == "local")) j.attention = "unfused";
   else if (backend) a.ignore("--attention-backend", "dtsim's default attention is flash");
   if (auto optimizer = a.text("--optimizer"); optimizer) {
-    if (*optimizer == "adam" || *optimizer == "sgd") j.optimizer = *optimizer;
-    else a.ignore("--optimizer", "dtsim models adam and sgd");
+    if (*optimizer == "adam" || *optimizer == "sgd" || *optimizer == "muon") j.optimizer = *optimizer;
+    else if (*optimizer == "dist_muon") j.optimizer = "muon";  // Muon with the layer-wise distributed optimizer
+    else a.ignore("--optimizer", "dtsim models adam, sgd and muon");
   }
 }
 

@@ -147,6 +147,14 @@ class Builder {
   std::array<int, kKinds> kind_index_{};  ///< layer kind -> its entry in out_.layer
   std::int64_t p_ = 1, v_ = 1, m_ = 1;
   bool zero_sharded_ = false;
+  /// Gradients reduce-scattered (the distributed optimizer) rather than all-reduced; Megatron-Core's
+  /// Muon all-reduces them even with its layer-wise distributed optimizer (muon-optimizer.md sec. 1.5).
+  bool grads_scattered_ = false;
+  /// Muon: the updated parameters are all-gathered after the optimizer step, not overlapped with
+  /// the next forward (its layer-wise optimizer's all_gather_v).
+  bool muon_ = false;
+  /// Muon's Newton-Schulz time for the matrices a rank of `stage` owns (see cost::muon_ops).
+  Seconds muon_time(std::int64_t stage) const;
   std::vector<Streams> st_;
   std::vector<BuildScratch::Slot>& slots_ = out_.scratch.slots;
   std::vector<std::int32_t>& pos_ = out_.scratch.pos;
@@ -465,7 +473,7 @@ void Builder::add_grad_reduce(std::int64_t stage, std::int64_t chunk, CostId cos
   cost::LocalLayerParams params = chunk_params(stage, chunk);
   bool overlap = s_.software.overlap_grad_reduce;
   std::int64_t buckets = this->buckets(stage, chunk);
-  Comm::Op op = zero_sharded_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce;
+  Comm::Op op = grads_scattered_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce;
   double per_bucket = 1.0 / static_cast<double>(buckets);
   cost::LocalLayerParams bucket{.dense = params.dense * per_bucket, .expert = params.expert * per_bucket};
   // The last backward is split into one piece per bucket; a bucket reduces once its piece is done.
@@ -557,7 +565,7 @@ void Builder::add_param_gathers() {
                       {Label::Kind::param_gather, static_cast<std::int32_t>(c)}));
     return;
   }
-  if (!zero_sharded_ || s_.par.zero_stage >= 3 || !s_.software.overlap_param_gather || s_.par.dp * s_.par.cp == 1)
+  if (!zero_sharded_ || s_.par.zero_stage >= 3 || !s_.software.overlap_param_gather || muon_ || s_.par.dp * s_.par.cp == 1)
     return;
   // Distributed optimizer: the updated parameter shards are all-gathered while the next
   // step's forward runs, bucket by bucket in forward order (the reverse of the buckets'
@@ -578,6 +586,34 @@ void Builder::add_param_gathers() {
     }
 }
 
+Seconds Builder::muon_time(std::int64_t stage) const {
+  // The stage's layers by variant, its MTP modules' blocks with the share of their weights it holds.
+  std::array<double, 4> n{};
+  for (std::int64_t c = 0; c < v_; ++c) {
+    std::array<std::int64_t, kKinds> k = layer_kinds(stage, c);
+    std::array<std::int64_t, kKinds> mk{};
+    if (holds_mtp(stage, c)) mk = mtp_kinds();
+    for (int kind = 0; kind < kKinds; ++kind)
+      n[static_cast<std::size_t>(kind & 3)] += static_cast<double>(k[static_cast<std::size_t>(kind)]) +
+                                               static_cast<double>(mk[static_cast<std::size_t>(kind)]) *
+                                                   (holds_mtp(stage, c) ? mtp_weight_share() : 0.0);
+  }
+  // The layer-wise optimizer hands each whole matrix to one rank: on average 1/dp of the dense
+  // matrices' work, 1/edp of the experts' (every rank all of it without a distributed optimizer).
+  bool sharded = s_.par.zero_stage >= 1;
+  double dp = sharded ? static_cast<double>(s_.par.dp * s_.par.cp) : 1.0;
+  double edp = sharded ? static_cast<double>(s_.par.expert_dp()) : 1.0;
+  cost::ComputeContext ctx = compute_context(s_);
+  ctx.precision = spec::Dtype::bf16, ctx.mxfp8 = false;
+  Seconds t{0};
+  for (int v = 0; v < 4; ++v) {
+    if (n[static_cast<std::size_t>(v)] <= 0) continue;
+    cost::MuonOps ops = cost::muon_ops(cost::layer_shape(variant_model(v), variant_par(v), s_.train));
+    t += (cost::ops_time(ops.dense, ctx) / dp + cost::ops_time(ops.expert, ctx) / edp) * n[static_cast<std::size_t>(v)];
+  }
+  return t;
+}
+
 void Builder::finish_step() {
   const double dp = static_cast<double>(s_.par.dp * s_.par.cp);
   bool tied_copy = s_.model->tied_embeddings && p_ > 1 && !s_.train.frozen_base();
@@ -588,7 +624,7 @@ void Builder::finish_step() {
     TaskId last_b = out_.graph.last_task_on(ss.compute);
     if (!s_.software.overlap_grad_reduce && dp > 1 && !zero3_layerwise()) {
       for (std::int64_t c = 0; c < v_; ++c)
-        dp_comm(ss.dp, zero_sharded_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce, chunk_params(i, c),
+        dp_comm(ss.dp, grads_scattered_ ? Comm::Op::reduce_scatter : Comm::Op::all_reduce, chunk_params(i, c),
                 spec::dtype_bytes(s_.train.grad_dtype), std::span<const TaskId>(&last_b, 1),
                 {Label::Kind::grad_reduce, static_cast<std::int32_t>(c)}, &done);
     }
@@ -622,11 +658,12 @@ void Builder::finish_step() {
                        : params.total();
     cost::ComputeContext ctx = compute_context(s_);
     Seconds opt_time = cost::op_time(cost::optimizer_op(owned, s_.train, s_.software.optimizer_impl), ctx);
+    if (muon_) opt_time += muon_time(i);
     Task opt{.stream = ss.compute, .kind = TaskKind::compute,
              .cost = out_.graph.add_cost({{Category::optimizer, to_sim_time(opt_time)}}), .label = {Label::Kind::optimizer}};
     TaskId o = out_.graph.add_task(opt);
     Task end{.stream = ss.compute, .kind = TaskKind::marker, .label = {Label::Kind::step_end}};
-    if (zero_sharded_ && s_.par.zero_stage < 3 && !s_.software.overlap_param_gather && dp > 1)
+    if (zero_sharded_ && s_.par.zero_stage < 3 && (!s_.software.overlap_param_gather || muon_) && dp > 1)
       out_.end.push_back(out_.graph.add_task(
           end, {dp_comm(ss.dp, Comm::Op::all_gather, params, param_gather_bytes(), std::span<const TaskId>(&o, 1),
                         {Label::Kind::param_gather})}));
@@ -644,6 +681,8 @@ void Builder::build() {
   v_ = s_.par.vp;
   m_ = spec::micro_batches(s_.par, s_.train);
   zero_sharded_ = s_.par.zero_stage >= 1;
+  muon_ = s_.train.optimizer == spec::Optimizer::muon;
+  grads_scattered_ = zero_sharded_ && !muon_;
   out_.partition = cost::LayerPartition(*s_.model, s_.par);
   // One cost per kind of layer the model has: its own, its leading dense layers (an MoE model's),
   // both again in bf16 when an fp8/fp4 run keeps some layers there, and all of those without

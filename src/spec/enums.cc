@@ -97,7 +97,14 @@ std::uint32_t parse_recompute_modules(const std::string& text, const std::string
                     "core_attn, layernorm, mlp, moe_act, mla_up_proj, moe, shared_experts, op_sac");
 }
 
-const char* to_string(Optimizer o) { return o == Optimizer::adam ? "adam" : "sgd"; }
+const char* to_string(Optimizer o) {
+  switch (o) {
+    case Optimizer::adam: return "adam";
+    case Optimizer::sgd: return "sgd";
+    case Optimizer::muon: return "muon";
+  }
+  return "?";
+}
 
 const char* to_string(Peft p) { return p == Peft::lora ? "lora" : "none"; }
 

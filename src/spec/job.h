@@ -10,7 +10,11 @@
 namespace dtsim::spec {
 
 enum class Recompute { none, selective, full, automatic };
-enum class Optimizer { adam, sgd };
+/// adam: Adam(W) with fp32 master weights; sgd: SGD with momentum; muon: Muon (Jordan et al. 2024;
+/// Megatron-Core's TensorParallelMuon with its layer-wise distributed optimizer, "dist_muon"): the
+/// 2-D weights of the layers take momentum orthogonalised by Newton-Schulz iterations, the rest
+/// Adam (docs/research/muon-optimizer.md).
+enum class Optimizer { adam, sgd, muon };
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
 
 /// Parallel degrees in Megatron order (tp -> cp -> ep -> dp -> pp).

@@ -132,6 +132,15 @@ void check_job(const Model& model, const Cluster& cluster, std::int64_t gpus, co
   check_stage_layers(model, par, name);
   if (par.zero_stage < 0 || par.zero_stage > 3)
     throw SpecError(name("zero"), "expected 0, 1, 2 or 3, got " + std::to_string(par.zero_stage));
+  // Megatron-Core's Muon shards whole matrices over the data-parallel ranks (its layer-wise
+  // optimizer): optimizer states only, gradients all-reduced, bf16 parameters gathered
+  // (docs/research/muon-optimizer.md sec. 1.5).
+  if (train.optimizer == Optimizer::muon && par.zero_stage > 1)
+    throw SpecError(name("zero"), "expected 0 or 1 with muon (Megatron-Core's layer-wise optimizer shards only its "
+                                  "states), got " + std::to_string(par.zero_stage));
+  if (train.optimizer == Optimizer::muon && train.fp8_params)
+    throw SpecError(name("fp8-param-gather"), "expected off with muon (its layer-wise optimizer gathers bf16 "
+                                              "parameters), got on");
   if (train.precision != Dtype::fp16 && train.precision != Dtype::bf16 && train.precision != Dtype::fp8 &&
       train.precision != Dtype::fp4)
     throw SpecError(name("precision"), std::string("expected fp16, bf16, fp8 or fp4, got ") + to_string(train.precision));

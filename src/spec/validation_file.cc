@@ -248,6 +248,7 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
     f.fp8_param_gather = e.optional_boolean("fp8_param_gather");
     f.bf16_layers_start = e.optional_integer("bf16_layers_start", 0, 1 << 20);
     f.bf16_layers_end = e.optional_integer("bf16_layers_end", 0, 1 << 20);
+    if (auto o = e.optional_choice("optimizer", {"adam", "sgd", "muon"})) f.optimizer = static_cast<Optimizer>(*o);
     if (auto a = e.optional_choice("attention", {"flash", "unfused", "flash2"})) f.attention = static_cast<AttentionKernel>(*a);
     f.compile = e.optional_boolean("compile");
     f.tp_comm_overlap = e.optional_boolean("tp_comm_overlap");
@@ -337,6 +338,7 @@ std::vector<std::string> apply_recipes(ValidationFile& f, const RecipesFile& rec
            facts.bf16_layers_start ? std::to_string(*facts.bf16_layers_start) : "", recipes, facts, c);
       fill(c.bf16_layers_end, facts.bf16_layers_end, "bf16_layers_end",
            facts.bf16_layers_end ? std::to_string(*facts.bf16_layers_end) : "", recipes, facts, c);
+      fill(c.optimizer, facts.optimizer, "optimizer", facts.optimizer ? to_string(*facts.optimizer) : "", recipes, facts, c);
       fill(c.attention, facts.attention, "attention", facts.attention ? to_string(*facts.attention) : "", recipes, facts,
            c);
       fill(c.compile, facts.compile, "compile", facts.compile.value_or(false) ? "on" : "off", recipes, facts, c);
@@ -431,7 +433,10 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   rc.train.lora_targets = c.lora_targets.value_or(0);
   rc.train.sample_len = c.sample_len.value_or(0);
   rc.train.precision = c.precision.value_or(d.precision.value_or(Dtype::bf16));
-  rc.train.fp8_params = rc.train.precision == Dtype::fp8 && c.fp8_param_gather.value_or(d.fp8_param_gather.value_or(false));
+  rc.train.optimizer = c.optimizer.value_or(Optimizer::adam);
+  // Muon's layer-wise optimizer gathers bf16 parameters: the stack's fp8 gather does not apply.
+  bool fp8_gather = d.fp8_param_gather.value_or(false) && rc.train.optimizer != Optimizer::muon;
+  rc.train.fp8_params = rc.train.precision == Dtype::fp8 && c.fp8_param_gather.value_or(fp8_gather);
   if (rc.train.fp8_params && !c.fp8_param_gather)
     rc.assumptions.push_back("fp8 parameters, all-gathered in fp8" + recipe);
   if (!c.precision) note("precision", to_string(rc.train.precision), d.precision.has_value(), "");

@@ -66,6 +66,7 @@ struct ValidationCase {
   /// Decoder layers an fp8/fp4 run keeps in bf16 at the start and at the end (Megatron-Core
   /// first_last_layers_bf16 with num_layers_at_start_in_bf16 / num_layers_at_end_in_bf16).
   std::optional<std::int64_t> bf16_layers_start, bf16_layers_end;
+  std::optional<Optimizer> optimizer;  ///< the recipe's optimizer (Adam unless a recipe says otherwise)
   std::optional<AttentionKernel> attention;  ///< the recipe's attention kernel (NVTE_FUSED_ATTN=0: flash2)
   std::optional<bool> compile;          ///< torch.compile over eager model code (spec::apply_compile)
   std::optional<bool> tp_comm_overlap;  ///< the recipe's TP overlap (TE userbuffers, PyTorch async TP)
@@ -115,6 +116,7 @@ struct RecipeFacts {
   std::optional<std::uint32_t> recompute_modules;
   std::optional<bool> fp8_param_gather;
   std::optional<std::int64_t> bf16_layers_start, bf16_layers_end;
+  std::optional<Optimizer> optimizer;
   std::optional<AttentionKernel> attention;  ///< the recipe's attention kernel (NVTE_FUSED_ATTN=0: flash2)
   std::optional<bool> compile;
   std::optional<bool> tp_comm_overlap;

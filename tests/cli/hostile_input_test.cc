@@ -86,7 +86,7 @@ TEST_CASE("cli: plan, simulate and memory read training flags with one parser", 
   for (const char* cmd : {"plan", "simulate", "memory"}) {
     std::string base = std::string(cmd) + " --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 64";
     check_bad(base + " --grad-dtype fp64", Equals("dtsim: --grad-dtype: expected one of fp32, fp16, bf16, got \"fp64\"\n"));
-    check_bad(base + " --optimizer lion", Equals("dtsim: --optimizer: expected adam or sgd, got \"lion\"\n"));
+    check_bad(base + " --optimizer lion", Equals("dtsim: --optimizer: expected adam, sgd or muon, got \"lion\"\n"));
     check_bad(base + " --fp8-param-gather maybe --precision fp8", StartsWith("dtsim: --fp8-param-gather: "));
   }
   // The planner uses what the flags say: SGD keeps one optimizer state instead of Adam's two,
