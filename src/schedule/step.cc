@@ -69,6 +69,10 @@ class Builder {
   double mtp_weight_share() const {
     return static_cast<double>(s_.model->mtp_weight_sets()) / static_cast<double>(s_.model->mtp_layers);
   }
+  /// Layers of each variant whose weights a rank of `stage` holds in `chunk`: its layers and, in
+  /// the chunk that runs them, the MTP modules' blocks times mtp_weight_share; `quantized`: only
+  /// those an fp8/fp4 run quantizes (not kept in bf16).
+  std::array<double, 4> weight_layers(std::int64_t stage, std::int64_t chunk, bool quantized = false) const;
   /// What one rank of `stage` trains of `chunk`: dense parameters (reduced and sharded over
   /// dp x cp) and expert weights (over the expert-data-parallel group, Group::edp); with LoRA
   /// only the adapters.
@@ -280,6 +284,16 @@ std::array<std::int64_t, Builder::kKinds> Builder::layer_kinds(std::int64_t stag
   return n;
 }
 
+std::array<double, 4> Builder::weight_layers(std::int64_t stage, std::int64_t chunk, bool quantized) const {
+  std::array<std::int64_t, kKinds> k = layer_kinds(stage, chunk), mk{};
+  double share = 0;
+  if (holds_mtp(stage, chunk)) mk = mtp_kinds(), share = mtp_weight_share();
+  std::array<double, 4> n{};
+  for (std::size_t kind = 0; kind < kKinds; ++kind)
+    if (!(quantized && (kind & 4))) n[kind & 3] += static_cast<double>(k[kind]) + static_cast<double>(mk[kind]) * share;
+  return n;
+}
+
 cost::LocalLayerParams Builder::chunk_params(std::int64_t stage, std::int64_t chunk) const {
   if (s_.train.frozen_base()) {
     // Only the adapters train: their gradients are what the data-parallel ranks reduce, their
@@ -288,14 +302,7 @@ cost::LocalLayerParams Builder::chunk_params(std::int64_t stage, std::int64_t ch
     auto n = static_cast<double>(layers(stage, chunk));
     return {.dense = a.dense * n, .expert = a.expert * n};
   }
-  std::array<std::int64_t, kKinds> k = layer_kinds(stage, chunk);
-  std::array<double, 4> by_variant{};
-  for (int kind = 0; kind < kKinds; ++kind) by_variant[static_cast<std::size_t>(kind & 3)] += static_cast<double>(k[static_cast<std::size_t>(kind)]);
-  if (holds_mtp(stage, chunk)) {
-    std::array<std::int64_t, kKinds> mk = mtp_kinds();
-    for (int kind = 0; kind < kKinds; ++kind)
-      by_variant[static_cast<std::size_t>(kind & 3)] += static_cast<double>(mk[static_cast<std::size_t>(kind)]) * mtp_weight_share();
-  }
+  std::array<double, 4> by_variant = weight_layers(stage, chunk);
   cost::LocalLayerParams p;
   for (int v = 0; v < 4; ++v) {
     double n = by_variant[static_cast<std::size_t>(v)];
@@ -412,14 +419,7 @@ TaskId Builder::add_forward(std::int64_t stage, const PassRef& pass, std::span<c
 
 Seconds Builder::weight_quantize(std::int64_t stage, std::int64_t chunk) const {
   if (s_.train.precision != spec::Dtype::fp8 && s_.train.precision != spec::Dtype::fp4) return Seconds{0};
-  std::array<std::int64_t, kKinds> k = layer_kinds(stage, chunk);
-  std::array<double, 4> n{};
-  std::array<std::int64_t, kKinds> mk{};
-  if (holds_mtp(stage, chunk)) mk = mtp_kinds();
-  for (int kind = 0; kind < kKinds; ++kind)
-    if (!(kind & 4))
-      n[static_cast<std::size_t>(kind & 3)] += static_cast<double>(k[static_cast<std::size_t>(kind)]) +
-                                                 static_cast<double>(mk[static_cast<std::size_t>(kind)]) * (holds_mtp(stage, chunk) ? mtp_weight_share() : 0.0);
+  std::array<double, 4> n = weight_layers(stage, chunk, true);
   double elems = 0, tensors = 0;
   for (int v = 0; v < 4; ++v) {
     double layers = n[static_cast<std::size_t>(v)];
@@ -587,16 +587,11 @@ void Builder::add_param_gathers() {
 }
 
 Seconds Builder::muon_time(std::int64_t stage) const {
-  // The stage's layers by variant, its MTP modules' blocks with the share of their weights it holds.
+  // The weight matrices of the stage's layers by variant, its MTP modules' included.
   std::array<double, 4> n{};
   for (std::int64_t c = 0; c < v_; ++c) {
-    std::array<std::int64_t, kKinds> k = layer_kinds(stage, c);
-    std::array<std::int64_t, kKinds> mk{};
-    if (holds_mtp(stage, c)) mk = mtp_kinds();
-    for (int kind = 0; kind < kKinds; ++kind)
-      n[static_cast<std::size_t>(kind & 3)] += static_cast<double>(k[static_cast<std::size_t>(kind)]) +
-                                               static_cast<double>(mk[static_cast<std::size_t>(kind)]) *
-                                                   (holds_mtp(stage, c) ? mtp_weight_share() : 0.0);
+    std::array<double, 4> w = weight_layers(stage, c);
+    for (std::size_t v = 0; v < 4; ++v) n[v] += w[v];
   }
   // The layer-wise optimizer hands each whole matrix to one rank: on average 1/dp of the dense
   // matrices' work, 1/edp of the experts' (every rank all of it without a distributed optimizer).
