@@ -21,11 +21,9 @@ LocalLayerParams local_layer_params(const spec::Model& m, const spec::Parallel& 
   double tp = static_cast<double>(par.tp);
   if (m.is_moe()) {
     double router = static_cast<double>(m.hidden) * m.moe_experts;
-    // LatentMoE's projections are replicated on the TP ranks, like the router.
-    double latent = m.moe_latent > 0 ? 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.moe_latent) : 0.0;
-    double routed = p.mlp - router - latent - p.mlp_shared;  // sharded over etp x ep
+    double routed = p.mlp - router - p.mlp_latent - p.mlp_shared;  // sharded over etp x ep
     l.expert = routed / (static_cast<double>(par.expert_tp()) * static_cast<double>(par.ep));
-    l.dense = (p.attention + p.mlp_shared) / tp + router + latent + p.norms;
+    l.dense = (p.attention + p.mlp_shared) / tp + router + p.mlp_latent + p.norms;
   } else {
     // A Mamba mixer splits its heads and groups, with their weights, over TP (MambaMixer).
     l.dense = (p.attention + p.mlp + p.mamba) / tp + p.norms;
@@ -253,7 +251,7 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
         double n = 0;
         for (std::int64_t c = 0; c < par.vp; ++c)
           n += static_cast<double>(m.count_blocks(b.c, part.first_layer(st, c), part.layers(st, c)));
-        auto in_mtp = static_cast<double>(std::count(m.mtp_pattern.begin(), m.mtp_pattern.end(), b.c));
+        auto in_mtp = static_cast<double>(m.mtp_count(b.c));
         dense += b.params.dense * (n + mtp_sets * in_mtp), expert += b.params.expert * (n + mtp_sets * in_mtp);
         act += b.activations * (n + mtp * in_mtp);
       }

@@ -115,6 +115,7 @@ ModelParams count_params(const Model& m) {
     p.layer.mlp = router + latent + shared + expert * m.moe_experts;
     p.layer.mlp_active = router + latent + shared + expert * m.moe_topk;
     p.layer.mlp_shared = shared;
+    p.layer.mlp_latent = latent;
   } else {
     p.layer.mlp = p.layer.mlp_active = mlp_params(m, m.ffn_hidden, m.hidden);
   }
@@ -172,8 +173,7 @@ TokenFlops hybrid_token_flops(const Model& m, std::int64_t seq) {
   // per depth) and one more LM head per depth: it reproduces Nemotron 3 Super's published
   // 84.73 GFLOP per token (docs/research/nemotron3-arch.md sec. 5).
   auto share = [&](char c) {
-    double in_mtp = static_cast<double>(std::count(m.mtp_pattern.begin(), m.mtp_pattern.end(), c));
-    return (static_cast<double>(m.count_blocks(c, 0, m.layers)) + mtp * in_mtp) / layers;
+    return (static_cast<double>(m.count_blocks(c, 0, m.layers)) + mtp * static_cast<double>(m.mtp_count(c))) / layers;
   };
   Model attn = spec::block_variant(m, '*');
   TokenFlops a = token_flops(attn, seq);
@@ -198,18 +198,15 @@ TokenFlops token_flops(const Model& m, std::int64_t seq) {
   double h = m.hidden, heads = static_cast<double>(m.heads);
   double gated = m.gated() ? 3 : 2;
   double layers = static_cast<double>(m.layers), dense = static_cast<double>(m.moe_dense_layers);
-  double ffn_active = m.is_moe() ? static_cast<double>(m.moe_ffn_hidden) * m.moe_topk + m.moe_shared_ffn_hidden
-                                 : static_cast<double>(m.ffn_hidden);
-  ffn_active = (ffn_active * (layers - dense) + static_cast<double>(m.ffn_hidden) * dense) / layers;
+  double dense_mlp = 2 * gated * h * static_cast<double>(m.ffn_hidden);
+  double moe_mlp = m.is_moe() ? moe_token_flops(m) : dense_mlp;
   double proj = m.mla.on() ? attention_params(m) : h * heads * m.head_dim * 2 + 2 * h * m.kv_heads * m.head_dim;
   TokenFlops f;
   f.layers = m.layers;
   f.attention_proj = flops(2 * proj);
   // QK^T and AV over the full sequence (query/key and value widths per head).
   f.attention_core = flops(2 * static_cast<double>(seq) * heads * static_cast<double>(m.qk_head_dim() + m.v_head_dim()));
-  f.mlp = flops(2 * gated * h * ffn_active);
-  if (m.moe_latent > 0)  // LatentMoE: experts in the latent width, and its projections
-    f.mlp = flops((moe_token_flops(m) * (layers - dense) + 2 * gated * h * static_cast<double>(m.ffn_hidden) * dense) / layers);
+  f.mlp = flops((moe_mlp * (layers - dense) + dense_mlp * dense) / layers);
   f.logits = flops(2 * h * static_cast<double>(m.vocab));
   return f;
 }

@@ -14,6 +14,7 @@ struct LayerParams {
   double mlp = 0;        ///< dense MLP, or all experts plus router and shared experts
   double mlp_active = 0; ///< MLP parameters one token touches (top-k experts + shared + router)
   double mlp_shared = 0; ///< of mlp: the always-on shared expert(s), sharded like a dense MLP
+  double mlp_latent = 0; ///< of mlp: LatentMoE's two projections, replicated on the TP ranks like the router
   double norms = 0;      ///< the two pre-norms (one in a hybrid model's block)
   double mamba = 0;      ///< a Mamba-2 mixer: in_proj, conv1d, dt bias, A, D, gated norm, out_proj
   [[nodiscard]] double total() const { return attention + mlp + norms + mamba; }

@@ -174,13 +174,7 @@ Model read_nemotron_h(ObjectReader& r) {
     m.moe_shared_ffn_hidden = shared * r.optional_integer("moe_shared_expert_intermediate_size", 1, kMax).value_or(0);
     m.moe_latent = r.optional_integer("moe_latent_size", 1, kMax).value_or(0);  // Nemotron 3 Super: LatentMoE
   }
-  m.mamba.heads = r.integer("mamba_num_heads", 1, kMax);
-  m.mamba.head_dim = r.integer("mamba_head_dim", 1, kMax);
-  m.mamba.state = r.integer("ssm_state_size", 1, kMax);
-  m.mamba.groups = r.integer("n_groups", 1, kMax);
-  m.mamba.conv = r.optional_integer("conv_kernel", 1, 64).value_or(4);
-  m.mamba.chunk = r.optional_integer("chunk_size", 1, 1 << 16).value_or(128);
-  check_mamba(m.mamba, r, "n_groups");
+  m.mamba = read_mamba(r, {"mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel", "chunk_size"});
   m.hybrid_pattern = r.string("hybrid_override_pattern");
   check_hybrid_pattern(m, r, "hybrid_override_pattern");
   // Nemotron 3 Super's MTP: num_nextn_predict_layers modules of mtp_hybrid_override_pattern's blocks.

@@ -51,13 +51,7 @@ void read_layouts(ObjectReader& r, Model& m) {
 void read_hybrid(ObjectReader& r, Model& m) {
   if (r.has("mamba")) {
     ObjectReader a = r.object("mamba");
-    m.mamba.heads = a.integer("heads", 1, kMax);
-    m.mamba.head_dim = a.integer("head_dim", 1, kMax);
-    m.mamba.state = a.integer("state", 1, kMax);
-    m.mamba.groups = a.integer("groups", 1, kMax);
-    m.mamba.conv = a.optional_integer("conv", 1, 64).value_or(4);
-    m.mamba.chunk = a.optional_integer("chunk", 1, 1 << 16).value_or(128);
-    check_mamba(m.mamba, a, "groups");
+    m.mamba = read_mamba(a, {"heads", "head_dim", "state", "groups", "conv", "chunk"});
     a.finish();
   }
   auto pattern = r.optional_string("hybrid_pattern");

@@ -1,5 +1,6 @@
 #pragma once
 // The transformer architecture: a value, valid once it exists (parse_model validates).
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -139,6 +140,10 @@ struct Model {
   [[nodiscard]] std::int64_t expert_width() const { return moe_latent > 0 ? moe_latent : hidden; }
   /// The blocks of one MTP module (mtp_pattern, or "T" for a transformer layer).
   [[nodiscard]] std::string mtp_blocks() const { return mtp_pattern.empty() ? std::string("T") : mtp_pattern; }
+  /// Blocks of letter `c` in one MTP module.
+  [[nodiscard]] std::int64_t mtp_count(char c) const {
+    return static_cast<std::int64_t>(std::count(mtp_pattern.begin(), mtp_pattern.end(), c));
+  }
   /// Sets of MTP weights the model holds: one per module, or one shared by all (mtp_shared_weights).
   [[nodiscard]] std::int64_t mtp_weight_sets() const { return mtp_shared_weights && mtp_layers > 0 ? 1 : mtp_layers; }
   [[nodiscard]] bool hybrid() const { return !hybrid_pattern.empty(); }

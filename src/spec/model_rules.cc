@@ -1,6 +1,7 @@
 #include "spec/model_rules.h"
 
 #include <initializer_list>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -24,6 +25,19 @@ std::optional<double> read_probability(ObjectReader& r, const std::string& name)
     r.fail(name, "expected a probability in [0, 1), got " + got.str());
   }
   return p;
+}
+
+Mamba read_mamba(ObjectReader& r, const MambaKeys& k) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
+  Mamba m;
+  m.heads = r.integer(k.heads, 1, kMax);
+  m.head_dim = r.integer(k.head_dim, 1, kMax);
+  m.state = r.integer(k.state, 1, kMax);
+  m.groups = r.integer(k.groups, 1, kMax);
+  m.conv = r.optional_integer(k.conv, 1, 64).value_or(4);
+  m.chunk = r.optional_integer(k.chunk, 1, 1 << 16).value_or(128);
+  check_mamba(m, r, k.groups);
+  return m;
 }
 
 void check_mamba(const Mamba& mamba, const ObjectReader& r, const std::string& groups_key) {

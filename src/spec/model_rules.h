@@ -25,6 +25,15 @@ void check_mtp_pattern(const Model& m, const ObjectReader& r, const std::string&
 /// (Megatron-Core MambaMixer: nheads % ngroups == 0).
 void check_mamba(const Mamba& mamba, const ObjectReader& r, const std::string& groups_key);
 
+/// The keys a file spells a Mamba mixer's fields with (dtsim's `mamba` object, Hugging Face's
+/// nemotron_h config).
+struct MambaKeys {
+  const char *heads, *head_dim, *state, *groups, *conv, *chunk;
+};
+/// A Mamba mixer read from `r` under `keys`: heads, head_dim, state and groups required, conv and
+/// chunk Megatron-Core's defaults (4, 128) when absent; checked with check_mamba.
+[[nodiscard]] Mamba read_mamba(ObjectReader& r, const MambaKeys& keys);
+
 /// A dropout probability at `name`: a number in [0, 1), or nullopt when absent or null.
 [[nodiscard]] std::optional<double> read_probability(ObjectReader& r, const std::string& name);
 
