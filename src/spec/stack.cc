@@ -435,12 +435,26 @@ Stack find_stack(const std::string& name, const std::optional<std::string>& vers
 
 std::vector<std::string> stack_names() { return preset_names("calibration/stacks"); }
 
+namespace {
+
+// How sources spell one framework: "Megatron-LM", "megatron_lm", "NVIDIA/Megatron-LM" are
+// megatron-lm. Lower case, the part after a repository owner, '_' and ' ' as '-'.
+std::string canonical_framework(const std::string& name) {
+  std::string c = name.substr(name.find_last_of('/') == std::string::npos ? 0 : name.find_last_of('/') + 1);
+  for (char& ch : c) ch = ch == '_' || ch == ' ' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return c;
+}
+
+}  // namespace
+
 std::optional<std::string> stack_file_for(const std::string& name) {
+  std::string want = canonical_framework(name);
   std::vector<std::string> files = stack_names();
-  if (std::find(files.begin(), files.end(), name) != files.end()) return name;
+  if (std::find(files.begin(), files.end(), want) != files.end()) return want;
   for (const std::string& n : files) {
     StackFamily f = load_family(n, "calibration/stacks/" + n + ".json");
-    if (std::find(f.aliases.begin(), f.aliases.end(), name) != f.aliases.end()) return n;
+    for (const std::string& a : f.aliases)
+      if (canonical_framework(a) == want) return n;
   }
   return std::nullopt;
 }

@@ -371,7 +371,8 @@ struct RecipeOverrides {
 [[nodiscard]] std::vector<std::string> stack_names();
 
 /// The stack file `name` selects: its own, or the one whose `aliases` list it ("torchtitan" ->
-/// "pytorch-fsdp"); nullopt when neither exists.
+/// "pytorch-fsdp"); nullopt when neither exists. Case, '_' or ' ' for '-' and a repository owner
+/// ("NVIDIA/Megatron-LM") do not matter.
 [[nodiscard]] std::optional<std::string> stack_file_for(const std::string& name);
 
 }  // namespace dtsim::spec

@@ -166,6 +166,13 @@ TEST_CASE("spec: a stack's aliases name the same software", "[spec]") {
   CHECK(load_stack("torchtitan").name == "pytorch-fsdp");
   CHECK(load_stack("mcore@2025-06").name == "megatron-core");
   CHECK(!stack_file_for("colossalai"));
+  // Sources spell a framework many ways: case, '_' or ' ' for '-', a repository owner.
+  CHECK(stack_file_for("Megatron-LM") == std::optional<std::string>("megatron-lm"));
+  CHECK(stack_file_for("NVIDIA/Megatron-LM") == std::optional<std::string>("megatron-lm"));
+  CHECK(stack_file_for("Megatron_DeepSpeed") == std::optional<std::string>("megatron-deepspeed"));
+  CHECK(stack_file_for("NeMo Megatron-Bridge") == std::optional<std::string>("nemo-megatron-bridge"));
+  CHECK(stack_file_for("TorchTitan") == std::optional<std::string>("pytorch-fsdp"));
+  CHECK(load_stack("DeepSpeed@0.4").name == "deepspeed");
   // No alias is a stack's own name or another stack's alias.
   std::vector<std::string> names = stack_names(), seen;
   for (const std::string& name : names) {
