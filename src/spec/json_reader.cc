@@ -206,6 +206,13 @@ const nlohmann::json& ObjectReader::array(const std::string& key) {
 
 void ObjectReader::skip(const std::string& key) { read_.insert(key); }
 
+std::vector<std::string> ObjectReader::unread() const {
+  std::vector<std::string> keys;
+  for (const auto& [key, v] : j_.items())
+    if (read_.count(key) == 0) keys.push_back(key);
+  return keys;
+}
+
 void ObjectReader::finish() const {
   for (const auto& [key, v] : j_.items()) {
     if (read_.count(key) == 0) {

@@ -57,6 +57,8 @@ class ObjectReader {
   void skip(const std::string& key);
   /// Throws SpecError for the first key that was never read.
   void finish() const;
+  /// The keys never read, in the object's order (for readers that report them instead of failing).
+  [[nodiscard]] std::vector<std::string> unread() const;
 
   [[nodiscard]] std::string pointer(const std::string& key) const;  ///< pointer of a child key
   [[nodiscard]] std::string where(const std::string& key) const;    ///< "file:pointer" of a key

@@ -23,7 +23,7 @@ std::int64_t or_filled(ObjectReader& r, const std::string& key, std::int64_t min
   return fallback;
 }
 
-CaseModel read_model(ObjectReader r, std::vector<std::string>& notes) {
+CaseModel read_model(ObjectReader& r, std::vector<std::string>& notes) {
   CaseModel m;
   m.name = r.optional_string("name").value_or("");
   m.layers = r.integer("layers", 1, 100000);
@@ -41,17 +41,34 @@ CaseModel read_model(ObjectReader r, std::vector<std::string>& notes) {
   m.moe_experts = r.optional_integer("moe_experts", 1, 1 << 16);
   m.moe_topk = r.optional_integer("moe_topk", 1, 1 << 16);
   m.moe_ffn_hidden = r.optional_integer("moe_ffn_hidden", 1, kMax);
-  r.finish();
   return m;
+}
+
+// Top-level keys the schema does not define are reported in the case's assumptions; inside
+// model, parallel, training and framework an unknown key fails the case (it would change what is
+// simulated).
+void note_unread(const ObjectReader& r, std::vector<std::string>& ignored) {
+  for (const std::string& k : r.unread()) ignored.push_back(k);
 }
 
 void read_parallel(ObjectReader r, ValidationCase& c, std::optional<std::int64_t> gpus) {
   auto& n = c.filled;
-  c.tp = or_filled(r, "tp", 1, 1 << 16, 1, "no tensor parallelism", n);
-  c.pp = or_filled(r, "pp", 1, 1 << 16, 1, "no pipeline parallelism", n);
+  auto tp = r.optional_integer("tp", 1, 1 << 16), pp = r.optional_integer("pp", 1, 1 << 16);
   c.cp = or_filled(r, "cp", 1, 1 << 16, 1, "no context parallelism", n);
+  auto dp = r.optional_integer("dp", 1, 1 << 24);
+  // One of tp and pp null beside a stated dp: the GPUs determine it, when they divide evenly.
+  auto derived = [&](const char* key, std::int64_t known) -> std::optional<std::int64_t> {
+    std::int64_t rest = known * *dp * c.cp;
+    if (!gpus || *gpus % rest != 0) return std::nullopt;
+    n.push_back(std::string(key) + " null -> " + std::to_string(*gpus / rest) + " (gpus / (the other degrees))");
+    return *gpus / rest;
+  };
+  if (dp && !tp && pp) tp = derived("tp", *pp);
+  if (dp && tp && !pp) pp = derived("pp", *tp);
+  c.tp = tp ? *tp : (n.push_back("tp null -> 1 (no tensor parallelism)"), 1);
+  c.pp = pp ? *pp : (n.push_back("pp null -> 1 (no pipeline parallelism)"), 1);
   std::int64_t mp = c.tp * c.pp * c.cp;
-  if (auto dp = r.optional_integer("dp", 1, 1 << 24)) {
+  if (dp) {
     c.dp = *dp;
   } else {
     if (!gpus) r.fail("dp", "expected a value, or gpus to derive it from, got null");
@@ -79,7 +96,9 @@ void read_case_into(ValidationCase& c, const nlohmann::json& j, const std::strin
   ObjectReader r(j, file, ptr);
   c.id = r.string("id");
   c.tier = r.optional_string("tier").value_or("");
-  c.model = read_model(r.object("model"), c.filled);
+  ObjectReader model = r.object("model");
+  c.model = read_model(model, c.filled);
+  model.finish();
   c.cluster = r.string("cluster");
   std::optional<std::int64_t> gpus = r.optional_integer("gpus", 1, 1 << 24);
   c.gpus_per_node = r.optional_integer("gpus_per_node", 1, 1024).value_or(0);  // 0: the cluster's
@@ -101,11 +120,7 @@ void read_case_into(ValidationCase& c, const nlohmann::json& j, const std::strin
   } else {
     r.skip("framework");
   }
-  for (const auto& [key, v] : j.items()) {
-    static const char* known[] = {"id", "tier", "model", "cluster", "gpus", "gpus_per_node", "parallel",
-                                  "training", "measured", "source", "notes", "framework"};
-    if (std::find(std::begin(known), std::end(known), key) == std::end(known)) c.ignored.push_back(key);
-  }
+  note_unread(r, c.ignored);
 }
 
 // A case as read; one that cannot be read keeps what it could (its id, else "#N") and the reason.

@@ -111,6 +111,20 @@ TEST_CASE("spec::parse_validation_file: nulls a generic rule fills are filled an
   CHECK(parse_validation_file(llama, "v.json").cases.at(0).model.ffn_hidden == 11008);
 }
 
+TEST_CASE("spec::parse_validation_file: a null tp or pp beside a stated dp comes from the GPUs", "[spec]") {
+  // 32 GPUs, dp 16: tp = 32 / (pp 1 x dp 16) = 2, as written in the case.
+  ValidationCase c = parse_validation_file(with(R"("tp": 2)", R"("tp": null)"), "v.json").cases.at(0);
+  CHECK(c.tp == 2);
+  CHECK_THAT(c.filled, VectorContains(std::string("tp null -> 2 (gpus / (the other degrees))")));
+  std::string pp = with(with(R"("pp": 1)", R"("pp": null)"), R"("dp": 16)", R"("dp": 4)");
+  c = parse_validation_file(pp, "v.json").cases.at(0);
+  CHECK(c.pp == 4);  // 32 / (tp 2 x dp 4)
+  // GPUs that do not divide evenly leave the generic rule (and the layout check reports the case).
+  c = parse_validation_file(with(with(R"("tp": 2)", R"("tp": null)"), R"("dp": 16)", R"("dp": 5)"), "v.json").cases.at(0);
+  CHECK(c.tp == 1);
+  CHECK_THAT(c.filled, VectorContains(std::string("tp null -> 1 (no tensor parallelism)")));
+}
+
 TEST_CASE("spec::parse_validation_file: unknown top-level case keys are kept, not dropped", "[spec]") {
   ValidationFile f = parse_validation_file(with(R"("notes": "test")", R"("notes": "test", "mfu": 0.4)"), "v.json");
   REQUIRE(f.cases.size() == 1);
