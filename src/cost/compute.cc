@@ -231,6 +231,18 @@ double mamba_ssd_backward_bytes(const LayerShape& s) {
   return 34 * hp + 34 * states + 24 * s.ssm_groups * s.ssm_chunk + 54 * s.ssm_groups * s.ssm_state + 60 * s.ssm_heads;
 }
 constexpr double kMambaSsdBackwardKernels = 35;
+// The scan's kernels are bound by their SMs as much as by HBM: their matmuls are chunk-sized
+// tl.dot tiles that Triton's gates (num_warps 4 or 8, result rows a multiple of 64) send to the
+// warp-level mma.sync path in the winners Megatron-Core recorded for its SSD kernels
+// (megatron/core/ssm/ops/tuned_autotune_configs.py: 2-warp configs on GB200 and GB300), around
+// exp, cumsum and masking on the CUDA cores -- work that scales with SMs x clock, not with HBM
+// bandwidth or the tensor cores' rated peak (docs/research/mamba2-blackwell.md). Anchor: on the H100
+// SXM5, where dtsim's SSD prices match Megatron-Bridge's Nemotron 3 Nano row, the SM bound equals
+// the traffic bound (dgx-h100: 0.70 x 3,350 GB/s against 132 SMs x 1.98 GHz), so H100 runs are
+// priced as before. Check, a pure Mamba-2 1.4B (48 layers, d_model 2048, batch 4 x 4096, bf16;
+// state-spaces/mamba #904): A100 : H200 : GB200 measured 1 : 2.33 : 3.52, dtsim 1 : 2.36 : 3.78
+// with this bound, 1 : 2.55 : 4.60 on HBM alone (test "cost: the SSD scan is bound by its SMs").
+constexpr double kSsdBytesPerSmCycle = 0.70 * 3350e9 / (132 * 1.98e9);
 // The causal convolution (Dao-AILab causal-conv1d, channel-last CUDA kernel with SiLU): read and
 // write each of x, B and C once; its backward runs the forward again (the memory-efficient path
 // keeps only the convolution's input) and the gradient kernel (read the output gradient and the
@@ -358,7 +370,9 @@ void mamba_elementwise(std::vector<Op>& e, const LayerShape& s, double norm_byte
   double th = s.tokens * s.hidden * s.sp;
   e.push_back(memory("mamba.prenorm", th, norm_bytes, norm_kernels));
   e.push_back(memory("mamba.conv1d", s.tokens * s.ssm_conv_width(), 2 * kAct));
-  e.push_back(memory("mamba.ssd", s.tokens, mamba_ssd_bytes(s), kMambaSsdKernels));
+  Op ssd = memory("mamba.ssd", s.tokens, mamba_ssd_bytes(s), kMambaSsdKernels);
+  ssd.sm_cycles = ssd.bytes.value() / kSsdBytesPerSmCycle;
+  e.push_back(std::move(ssd));
   e.push_back(memory("mamba.norm", s.tokens * s.ssm_inner(), 2 * kAct));
   e.push_back(memory("mamba.bda", th, bda_bytes, bda_kernels));
 }
@@ -432,6 +446,11 @@ OpTiming op_timing(const Op& op, const ComputeContext& ctx) {
     t.compute = op.flops / (ctx.gpu->peak(Dtype::bf16) * t.efficiency);
   }
   t.memory = op.bytes / (ctx.gpu->hbm_bandwidth * cal.memory_efficiency);
+  if (op.sm_cycles > 0 && ctx.gpu->boost_clock_ghz > 0 && ctx.gpu->sm_count > 0) {
+    Seconds issue{op.sm_cycles / (static_cast<double>(ctx.gpu->sm_count) * ctx.gpu->boost_clock_ghz * 1e9)};
+    t.sm_bound = issue > t.memory && issue > t.compute;
+    t.compute = std::max(t.compute, issue);
+  }
   t.overhead = cal.kernel_overhead * op.kernels;
   t.total = (std::max(t.compute, t.memory) + t.overhead) * ctx.pace;
   return t;
@@ -729,6 +748,7 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
     if (e.name == "attn.rope" && megatron_unfused_rope) e.kernels = 12;  // 6 per tensor; the frequencies take no gradient
     e.name += ".bwd";
     e.bytes = e.bytes * k;
+    e.sm_cycles *= k;
     ops.push_back(std::move(e));
   }
   // Biases added in the GEMM's epilogue get their gradients from reductions of their own (PyTorch

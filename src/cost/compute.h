@@ -50,6 +50,9 @@ struct Op {
   bool strided_batch = false;
   /// GEMM: which of a linear layer's three GEMMs this is (gemm_backward sets dgrad and wgrad).
   GemmPass pass = GemmPass::fprop;
+  /// Memory op: work bound by the SMs' issue rate (instructions neither the tensor cores' fast
+  /// path nor HBM limits), in SM cycles: it takes at least sm_cycles / (sm_count x clock).
+  double sm_cycles = 0;
 };
 
 /// How Transformer Engine's userbuffer TP overlap reshapes the layer's GEMMs (TE
@@ -150,6 +153,7 @@ struct ComputeContext {
 struct OpTiming {
   Seconds compute{0}, memory{0}, overhead{0}, total{0};
   double efficiency = 0;  ///< GEMM / attention: the fraction of the peak its math runs at
+  bool sm_bound = false;  ///< a memory op whose SM cycles (Op::sm_cycles) outlast its traffic
   [[nodiscard]] bool memory_bound() const { return memory > compute; }
 };
 [[nodiscard]] OpTiming op_timing(const Op& op, const ComputeContext& ctx);

@@ -20,6 +20,7 @@ const char* kind_text(cost::OpKind k) {
 const char* bound_text(const cost::OpTiming& t) {
   Seconds body = std::max(t.compute, t.memory);
   if (t.overhead > body) return "launch";
+  if (t.sm_bound) return "sm";
   return t.memory_bound() ? "memory" : "math";
 }
 

@@ -121,15 +121,20 @@ std::string show_gpu(const spec::Gpu& g, bool json) {
   using spec::Dtype;
   const Dtype all[] = {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8, Dtype::fp4};
   if (json) {
-    nlohmann::json j{{"name", g.name}, {"memory_GiB", to_gib(g.memory)},
-                     {"hbm_bandwidth_GBps", to_gbytes_per_s(g.hbm_bandwidth)}};
+    nlohmann::json j{{"name", g.name},
+                     {"memory_GiB", to_gib(g.memory)},
+                     {"hbm_bandwidth_GBps", to_gbytes_per_s(g.hbm_bandwidth)},
+                     {"sm_count", g.sm_count},
+                     {"boost_clock_GHz", g.boost_clock_ghz > 0 ? nlohmann::json(g.boost_clock_ghz) : nlohmann::json()}};
     for (Dtype d : all) j["peak_tflops"][spec::to_string(d)] = to_tflops(g.peak(d));
     return spec::json_text(j) + "\n";
   }
   Table t({"dtype", "peak dense TFLOP/s"});
   for (Dtype d : all) t.add({spec::to_string(d), g.peak(d).value() > 0 ? fixed(to_tflops(g.peak(d)), 1) : "-"});
+  std::string sms = std::to_string(g.sm_count) + " SMs" +
+                    (g.boost_clock_ghz > 0 ? " at " + fixed(g.boost_clock_ghz, 2) + " GHz" : "");
   return g.name + "\n  memory " + fixed(to_gib(g.memory), 1) + " GiB, HBM " +
-         fixed(to_gbytes_per_s(g.hbm_bandwidth), 0) + " GB/s\n\n" + t.render();
+         fixed(to_gbytes_per_s(g.hbm_bandwidth), 0) + " GB/s, " + sms + "\n\n" + t.render();
 }
 
 namespace {

@@ -59,6 +59,7 @@ Gpu parse_gpu(const std::string& text, const std::string& file) {
   g.hbm_bandwidth = gbytes_per_s(r.positive("hbm_bandwidth_GBps"));
   g.sm_count = r.integer("sm_count", 1, 100000);
   g.power_w = r.optional_positive("power_W").value_or(0);
+  g.boost_clock_ghz = r.optional_positive("boost_clock_GHz").value_or(0);
   r.skip("sources");
   r.finish();
   return g;

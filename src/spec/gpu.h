@@ -24,6 +24,9 @@ struct Gpu {
   BytesPerSecond hbm_bandwidth;
   std::int64_t sm_count = 0;     ///< streaming multiprocessors (kernels that reserve SMs take a share)
   double power_w = 0;            ///< board (module) power limit in watts; 0 when the file does not say
+  /// SM clock at the rated CUDA-core (fp32) peak, in GHz: with sm_count, the rate at which the SMs
+  /// issue work that neither tensor cores nor HBM bound; 0 when the file does not say.
+  double boost_clock_ghz = 0;
 
   /// Peak dense throughput for `d`; zero when unsupported.
   [[nodiscard]] FlopsPerSecond peak(Dtype d) const;

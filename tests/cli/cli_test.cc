@@ -88,6 +88,21 @@ TEST_CASE("cli show cluster: 1024 GPUs of dgx-a100 are 128 nodes", "[cli]") {
   CHECK(c.at("fabric_levels_used") == 2);
 }
 
+TEST_CASE("cli show gpu: SMs and the clock of the rated FP32 peak", "[cli]") {
+  json g = run_json("show gpu gb200 --json");
+  CHECK(g.at("sm_count") == 152);
+  // 80 TFLOP/s FP32 = 152 SMs x 128 lanes x 2 x 2.056 GHz.
+  CHECK_THAT(g.at("boost_clock_GHz").get<double>() * 152 * 128 * 2 / 1e3, WithinRel(80.0, 0.001));
+  CHECK_THAT(run_dtsim("show gpu a100-sxm4-80gb").out, Contains("108 SMs at 1.41 GHz"));
+  // A GPU file without a clock still loads; its SM-bound kernels are priced by their traffic.
+  TempDir tmp;
+  json f = json::parse(dtsim::test::read_text(dtsim::test::source_path("topologies/gpus/h100-sxm5-80gb.json")));
+  f.erase("boost_clock_GHz");
+  json plain = run_json("show gpu '" + tmp.write("gpu.json", f.dump()) + "' --json");
+  CHECK(plain.at("boost_clock_GHz").is_null());
+  CHECK_THAT(run_dtsim("show gpu '" + tmp.write("gpu.json", f.dump()) + "'").out, Contains(", 132 SMs\n"));
+}
+
 TEST_CASE("cli show stack: a stack's switches, defaults and per-GPU recipes", "[cli]") {
   // Megatron-LM 2021 (calibration/stacks/megatron-lm.json): unfused attention, full recompute in fp16.
   json old = run_json("show stack megatron-lm@2021 --json");

@@ -285,3 +285,36 @@ TEST_CASE("spec::load_model: a Nemotron-H config.json with LatentMoE and an MTP 
                     Equals("c.json:/mtp_hybrid_override_pattern: missing required key (a hybrid model's MTP modules "
                            "need their blocks)"));
 }
+
+TEST_CASE("cost: the SSD scan is bound by its SMs where HBM would let it run faster", "[cost]") {
+  // A pure Mamba-2 1.4B (state-spaces/mamba issue #904: 48 layers, d_model 2048, the mixer's
+  // defaults -- 64 heads of 64, state 128, one group, chunk 256 -- batch 4 x 4096 tokens, bf16,
+  // one GPU) trained at 102.5 / 239.2 / 360.4 TFLOP/s on A100 / H200 / GB200: 1 : 2.33 : 3.52.
+  // Priced by its traffic alone the scan gave 1 : 2.55 : 4.60; bound by SMs x clock as well it
+  // must come within 3% on the A100 -> H200 step and 10% on H200 -> GB200.
+  dtsim::test::TempDir tmp;
+  std::string keys[] = {R"("name": "Mamba-2 1.4B")", R"("layers": 48)", R"("hidden": 2048)", R"("heads": 32)",
+                        R"("kv_heads": 32)", R"("ffn_hidden": 8192)", R"("activation": "gelu")", R"("vocab": 50280)",
+                        R"("position_embedding": "none")", R"("tied_embeddings": true)", R"("norm": "rmsnorm")",
+                        R"("linear_bias": "none")", R"("hybrid_pattern": ")" + std::string(48, 'M') + "\"",
+                        R"("mamba": {"heads": 64, "head_dim": 64, "state": 128, "groups": 1, "chunk": 256})"};
+  std::string model = tmp.write("m2.json", dtsim::test::json_object(keys, "", ""));
+  auto step = [&](const std::string& cluster) {
+    return dtsim::test::run_json("simulate --model " + model + " --cluster " + cluster +
+                                 " --gpus 1 --mbs 4 --gbs 4 --seq 4096 --precision bf16 --recompute none --json")
+        .at("step_time_s")
+        .get<double>();
+  };
+  double a100 = step("dgx-a100"), h200 = step("dgx-h200"), gb200 = step("gb200-nvl72");
+  CHECK_THAT(a100 / h200, WithinRel(239.2 / 102.5, 0.03));
+  CHECK_THAT(h200 / gb200, WithinRel(360.4 / 239.2, 0.10));
+  // The H100 SXM5 is the anchor: there the SM bound and the traffic bound coincide.
+  nlohmann::json h100 = dtsim::test::run_json("simulate --model " + model +
+                                              " --cluster dgx-h100 --gpus 1 --mbs 4 --gbs 4 --seq 4096 --json --kernels");
+  for (const auto& op : h100.at("kernels").at("forward"))
+    if (op.at("name") == "M:mamba.ssd") CHECK_THAT(op.at("compute_s").get<double>(), WithinRel(op.at("memory_s").get<double>(), 1e-9));
+  nlohmann::json gb = dtsim::test::run_json("simulate --model " + model +
+                                            " --cluster gb200-nvl72 --gpus 1 --mbs 4 --gbs 4 --seq 4096 --json --kernels");
+  for (const auto& op : gb.at("kernels").at("forward"))
+    if (op.at("name") == "M:mamba.ssd") CHECK(op.at("bound") == "sm");
+}
