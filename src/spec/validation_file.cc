@@ -23,7 +23,7 @@ std::int64_t or_filled(ObjectReader& r, const std::string& key, std::int64_t min
   return fallback;
 }
 
-CaseModel read_model(ObjectReader& r, std::vector<std::string>& notes) {
+CaseModel read_model(ObjectReader r, std::vector<std::string>& notes) {
   CaseModel m;
   m.name = r.optional_string("name").value_or("");
   m.layers = r.integer("layers", 1, 100000);
@@ -41,14 +41,8 @@ CaseModel read_model(ObjectReader& r, std::vector<std::string>& notes) {
   m.moe_experts = r.optional_integer("moe_experts", 1, 1 << 16);
   m.moe_topk = r.optional_integer("moe_topk", 1, 1 << 16);
   m.moe_ffn_hidden = r.optional_integer("moe_ffn_hidden", 1, kMax);
+  r.finish();
   return m;
-}
-
-// Top-level keys the schema does not define are reported in the case's assumptions; inside
-// model, parallel, training and framework an unknown key fails the case (it would change what is
-// simulated).
-void note_unread(const ObjectReader& r, std::vector<std::string>& ignored) {
-  for (const std::string& k : r.unread()) ignored.push_back(k);
 }
 
 void read_parallel(ObjectReader r, ValidationCase& c, std::optional<std::int64_t> gpus) {
@@ -96,9 +90,7 @@ void read_case_into(ValidationCase& c, const nlohmann::json& j, const std::strin
   ObjectReader r(j, file, ptr);
   c.id = r.string("id");
   c.tier = r.optional_string("tier").value_or("");
-  ObjectReader model = r.object("model");
-  c.model = read_model(model, c.filled);
-  model.finish();
+  c.model = read_model(r.object("model"), c.filled);
   c.cluster = r.string("cluster");
   std::optional<std::int64_t> gpus = r.optional_integer("gpus", 1, 1 << 24);
   c.gpus_per_node = r.optional_integer("gpus_per_node", 1, 1024).value_or(0);  // 0: the cluster's
@@ -120,7 +112,10 @@ void read_case_into(ValidationCase& c, const nlohmann::json& j, const std::strin
   } else {
     r.skip("framework");
   }
-  note_unread(r, c.ignored);
+  // Top-level keys the schema does not define are reported in the case's assumptions; inside
+  // model, parallel, training and framework an unknown key fails the case (it would change what is
+  // simulated).
+  c.ignored = r.unread();
 }
 
 // A case as read; one that cannot be read keeps what it could (its id, else "#N") and the reason.
