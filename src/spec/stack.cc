@@ -440,7 +440,7 @@ namespace {
 // How sources spell one framework: "Megatron-LM", "megatron_lm", "NVIDIA/Megatron-LM" are
 // megatron-lm. Lower case, the part after a repository owner, '_' and ' ' as '-'.
 std::string canonical_framework(const std::string& name) {
-  std::string c = name.substr(name.find_last_of('/') == std::string::npos ? 0 : name.find_last_of('/') + 1);
+  std::string c = name.substr(name.find_last_of('/') + 1);  // npos + 1 == 0: no owner
   for (char& ch : c) ch = ch == '_' || ch == ' ' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return c;
 }
