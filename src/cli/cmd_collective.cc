@@ -247,8 +247,10 @@ void add_collective(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand("collective", "Predicted time and bus bandwidth of an NCCL collective by size");
   cmd->add_option("--cluster", args->cluster, "Preset name (topologies/NAME.json) or file")->required();
   cmd->add_option("--op", args->op, "all_reduce|all_gather|reduce_scatter|all_to_all|broadcast|send_recv");
-  cmd->add_option("--gpus", args->gpus, "Ranks in the communicator")->check(CLI::Range(1, 1 << 24));
-  cmd->add_option("--ranks-per-node", args->ranks_per_node, "Ranks per node (default: fill nodes)")
+  // --ranks and --gpus-per-node are calibrate's names for the same facts: the nccl-tests importer's
+  // messages name them as the remedy for a log that does not say, whichever command read it.
+  cmd->add_option("--gpus,--ranks", args->gpus, "Ranks in the communicator")->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--ranks-per-node,--gpus-per-node", args->ranks_per_node, "Ranks per node (default: fill nodes)")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--min-bytes", args->min_bytes, "Smallest size, 8 or with K/M/G (2^10/2^20/2^30) (default 8)");
   cmd->add_option("--max-bytes", args->max_bytes, "Largest size; sizes double from --min-bytes (default 8G)");

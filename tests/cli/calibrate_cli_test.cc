@@ -161,6 +161,15 @@ TEST_CASE("cli calibrate and collective --nccl-tests: bad input exits 2 naming t
   check_bad("calibrate --nccl-tests " + log + " --cluster dgx-a100 --gpus-per-node 16",
             Contains("expected a group that fits cluster dgx-a100 (8 GPUs per node"));
   check_bad("collective --cluster dgx-h100", Equals("dtsim: --op: expected a collective (or --nccl-tests LOG), got none\n"));
+  // The importer's remedy names calibrate's flags; collective takes them too.
+  check_bad("collective --cluster dgx-h100 --nccl-tests " + log, EndsWith("; pass --gpus-per-node K\n"));
+  json fixed = run_json("collective --cluster dgx-h100 --nccl-tests " + log + " --gpus-per-node 8 --json");
+  json same = run_json("collective --cluster dgx-h100 --nccl-tests " + log + " --ranks-per-node 8 --json");
+  CHECK(fixed == same);
+  std::string cut = "'" + shared_log("a100-80gb-16x8-allreduce-coreweave-ib-2022.txt") + "'";
+  check_bad("collective --cluster dgx-a100 --nccl-tests " + cut + " --ranks-per-node 8", EndsWith("; pass --ranks N\n"));
+  CHECK(run_json("collective --cluster dgx-a100 --nccl-tests " + cut + " --ranks 128 --ranks-per-node 8 --json") ==
+        run_json("collective --cluster dgx-a100 --nccl-tests " + cut + " --gpus 128 --ranks-per-node 8 --json"));
 }
 
 TEST_CASE("cli calibrate --steps: fits the software parameters to measured runs", "[cli]") {
