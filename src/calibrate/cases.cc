@@ -26,8 +26,8 @@ std::string layout(const spec::Parallel& p, const spec::Training& t) {
 }
 
 // Least recomputation that fits, as the README's rule for recompute: null says.
-void pick_recompute(spec::ResolvedCase& rc, const spec::Cluster& c, spec::AttentionKernel attn) {
-  rc.train = cost::least_recompute_that_fits(rc.model, c, rc.par, rc.train, attn);
+void pick_recompute(spec::ResolvedCase& rc, const spec::Cluster& c, const spec::Software& sw) {
+  rc.train = cost::least_recompute_that_fits(rc.model, c, rc.par, rc.train, sw);
   rc.assumptions.push_back("recompute -> " + cost::recompute_text(rc.train));
 }
 
@@ -86,7 +86,7 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
   const spec::Software& sw = p.stack.software;
   rc.train.grad_dtype = spec::main_grad_dtype(sw, rc.train.precision);
   rc.train.param_remainders = spec::param_remainders(sw, rc.train);
-  if (rc.auto_recompute) pick_recompute(rc, p.cluster, sw.attention);
+  if (rc.auto_recompute) pick_recompute(rc, p.cluster, sw);
   spec::FieldNamer namer = [&](const std::string& f) {
     std::string section = (f == "gbs" || f == "seq" || f == "precision" || f == "mbs") ? "/training/" : "/parallel/";
     return file + ":" + vc.pointer + section + f;
@@ -109,7 +109,7 @@ void prepare(PreparedCase& p, const spec::ValidationCase& vc, const std::string&
                                     std::to_string(cost::moe_busiest_rank(rc.par.ep, sh.expert_tokens, 0)).substr(0, 5) +
                                     " the mean tokens");
   }
-  auto mem = cost::estimate_memory(rc.model, p.cluster, rc.par, rc.train, sw.attention);
+  auto mem = cost::estimate_memory(rc.model, p.cluster, rc.par, rc.train, sw);
   p.outcome.peak_gib = to_gib(mem.peak().total());
   p.outcome.fits = mem.fits();
   if (!p.outcome.fits) p.outcome.assumptions.push_back("predicted memory exceeds capacity; simulated anyway");
@@ -128,14 +128,22 @@ std::optional<double> signed_error_pct(const std::optional<double>& predicted_s,
 
 std::optional<double> CaseOutcome::error_pct() const { return signed_error_pct(predicted_s, measured_s); }
 
+std::optional<double> CaseOutcome::peak_error_pct() const {
+  if (!measured_peak_gib) return std::nullopt;
+  return signed_error_pct(peak_gib, *measured_peak_gib);
+}
+
 std::optional<double> CaseOutcome::error_pct(const Alternative& a) const {
   return signed_error_pct(a.predicted_s, measured_s);
 }
 
-ErrorSummary summarize(const std::vector<CaseOutcome>& cases) {
+namespace {
+
+ErrorSummary summarize_errors(const std::vector<CaseOutcome>& cases,
+                              std::optional<double> (CaseOutcome::*error)() const) {
   std::vector<double> errs;
   for (const CaseOutcome& c : cases)
-    if (auto e = c.error_pct()) errs.push_back(std::fabs(*e));
+    if (auto e = (c.*error)()) errs.push_back(std::fabs(*e));
   ErrorSummary s;
   s.n = errs.size();
   if (errs.empty()) return s;
@@ -147,11 +155,21 @@ ErrorSummary summarize(const std::vector<CaseOutcome>& cases) {
   return s;
 }
 
+}  // namespace
+
+ErrorSummary summarize(const std::vector<CaseOutcome>& cases) {
+  return summarize_errors(cases, &CaseOutcome::error_pct);
+}
+
+ErrorSummary summarize_peak(const std::vector<CaseOutcome>& cases) {
+  return summarize_errors(cases, &CaseOutcome::peak_error_pct);
+}
+
 PreparedCase prepare_case(const spec::ValidationCase& vc, const std::string& file,
                           const std::optional<spec::Calibration>& profile, const std::optional<spec::Stack>& stack) {
   PreparedCase p;
   p.outcome = {.id = vc.id, .tier = vc.tier, .framework = vc.framework.name.value_or("(none)"),
-               .measured_s = vc.measured_s};
+               .measured_s = vc.measured_s, .measured_peak_gib = vc.measured_peak_gib};
   p.gpus = vc.gpus;
   p.outcome.gpus = vc.gpus;
   if (!vc.invalid.empty()) {  // the case could not even be read: reported with that reason

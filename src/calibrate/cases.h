@@ -39,6 +39,7 @@ struct CaseOutcome {
   std::vector<std::string> assumptions;
   std::string layout;                   ///< "tp 8 pp 16 dp 8 ..." as simulated
   std::optional<double> peak_gib;
+  std::optional<double> measured_peak_gib;  ///< the case's measured.peak_memory_gib, when it has one
   bool fits = true;
   double pace = 1;                      ///< kernel-time multiplier of the slowest GPU (engine::StepResult::pace)
   std::int64_t gpus = 0;
@@ -47,6 +48,8 @@ struct CaseOutcome {
   std::vector<Alternative> unstated;    ///< filled by unstated_alternatives (validate --unstated)
   std::optional<schedule::LayerKernels> kernels;  ///< filled by case_kernels (validate --kernels)
   [[nodiscard]] std::optional<double> error_pct() const;  ///< (predicted - measured) / measured * 100
+  /// The memory model's peak against the measured one, (predicted - measured) / measured * 100.
+  [[nodiscard]] std::optional<double> peak_error_pct() const;
   /// `a`'s error against this case's measurement, when it has a prediction.
   [[nodiscard]] std::optional<double> error_pct(const Alternative& a) const;
 };
@@ -59,6 +62,8 @@ struct ErrorSummary {
 
 /// Mean, median and max of |error| over `cases` (those with a prediction).
 [[nodiscard]] ErrorSummary summarize(const std::vector<CaseOutcome>& cases);
+/// The same of the peak-memory error over the cases with a measured peak.
+[[nodiscard]] ErrorSummary summarize_peak(const std::vector<CaseOutcome>& cases);
 
 /// A case resolved once (stack, specs, cluster, profile, recompute chosen), ready to simulate
 /// with any calibration profile.

@@ -26,7 +26,7 @@ namespace {
 // --recompute auto: the least recomputation that fits (none, then selective, then full).
 void choose_recompute(Job& j) {
   if (!j.auto_recompute) return;
-  j.train = cost::least_recompute_that_fits(j.model, j.cluster, j.par, j.train, j.software.attention);
+  j.train = cost::least_recompute_that_fits(j.model, j.cluster, j.par, j.train, j.software);
   j.notes.push_back("recompute auto -> " + cost::recompute_text(j.train));
 }
 
@@ -104,7 +104,7 @@ void add_simulate(CLI::App& app, Action& action) {
                                          : std::string("one round")));
       j.network = network::to_string(kind);
       j.engine = args->engine;
-      auto mem = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software.attention);
+      auto mem = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software);
       if (!args->trace.empty()) {
         spec::write_text_file("--trace", args->trace, report::chrome_trace(sim));
       }
@@ -137,7 +137,7 @@ void add_memory(CLI::App& app, Action& action) {
     action = [args] {
       Job j = resolve_job(*args);
       choose_recompute(j);
-      auto est = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software.attention);
+      auto est = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software);
       std::cout << report::memory_report(view(j), est, args->json);
       return 0;
     };

@@ -89,6 +89,21 @@ ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec
   // QKV and FC1 inputs are the norms' outputs; a norm that is a module of its own (before the
   // experts; before MLA's down-projections) drops its output under layernorm recompute.
   // A hybrid model's block keeps its own part: one norm input, one linear input, one mask.
+  // torchtitan's per-op policy (op_sac; torchtitan/models/llama/parallelize_llama.py @0596be3a,
+  // _apply_ac_to_transformer_block: MUST_SAVE the outputs of aten.mm, the SDPA kernels and the TP
+  // reduce-scatter, "except every second mm"; everything else is recomputed, as
+  // cost::selective_recompute prices it): the block's input (the checkpoint's), the outputs of the
+  // odd-numbered matmuls in call order -- wq and wv, then w1 and w2 of a gated MLP (fc1 of a plain
+  // one) -- the attention's output and fp32 log-sum-exp, and with sequence-parallel TP the
+  // projection's and the MLP's reduce-scatter outputs. w2's own output is the whole hidden width on
+  // every TP rank (the partial sum its reduce-scatter takes). Dense layers of torchtitan's models.
+  if ((modules & rm::op_sac) && attention && mlp && !moe && !mla && !s.mamba()) {
+    a.replicated = 2.0 * s.hidden;
+    if (s.tp > 1 && s.sp < 1) a.replicated += 2.0 * 2.0 * s.hidden;
+    a.sharded = 2.0 * (s.q_width + s.kv_width) + 2.0 * s.q_width + 4.0 * s.heads + 2.0 * s.ffn;
+    if (s.gate > 1) a.sharded += 2.0 * s.hidden;
+    return a;
+  }
   double mask = s.hidden_dropout ? 1.0 : 0.0;
   a.replicated = ((attention ? 2.0 + qkv_in + mask : 0.0) + (mlp ? 2.0 + fc1_in + mask : 0.0)) * s.hidden;
   if (modules & rm::layernorm) a.replicated -= s.hidden * ((moe ? fc1_in : 0.0) + (mla ? qkv_in : 0.0));
@@ -168,7 +183,7 @@ HybridBlocks hybrid_blocks(const spec::Model& m, const spec::Parallel& par, cons
 
 }  // namespace
 
-StateBytes state_bytes(const spec::Training& t, int zero_stage) {
+StateBytes state_bytes(const spec::Training& t, int zero_stage, const spec::Software& sw) {
   StateBytes b;
   // Transformer Engine caches the quantized weights between micro-batches, row- and column-wise
   // (docs/research/low-precision-training.md sec. 3): fp8 2 B (1 + 1), NVFP4 2 x 0.5625 B beside the
@@ -180,14 +195,38 @@ StateBytes state_bytes(const spec::Training& t, int zero_stage) {
   // remainders stores the master's low 16 bits beside the bf16 weights (2 bytes, not 4).
   b.optimizer = t.optimizer == spec::Optimizer::adam ? 12.0 : 8.0;
   if (t.param_remainders && zero_stage >= 1) b.optimizer -= 2.0;
+  b.gathered = b.weights;
+  if (sw.fsdp_fp32_params) {
+    // PyTorch FSDP: the fp32 parameters are the optimizer's own (no master copy) and nothing else
+    // persists -- no 16-bit copy, no cached fp8 weight (torchao's Float8Linear casts on every
+    // call); they are gathered in the 16-bit param dtype, or in fp8 with float8 all-gather.
+    b.weights = 4.0;
+    b.optimizer -= 4.0;
+    b.weights_shard_stage = 2;
+    b.gathered = t.fp8_params ? 1.0 : 2.0;
+  }
   return b;
 }
 
+Bytes weight_state_bytes(double params, int stage, double dp, const StateBytes& b) {
+  return bytes(params * b.weights * (stage >= b.weights_shard_stage ? 1.0 / dp : 1.0));
+}
+
 Bytes model_state_bytes(double params, int stage, double dp, const StateBytes& b) {
-  double w = b.weights * (stage >= 3 ? 1.0 / dp : 1.0);
+  double w = b.weights * (stage >= b.weights_shard_stage ? 1.0 / dp : 1.0);
   double g = b.gradients * (stage >= 2 ? 1.0 / dp : 1.0);
   double o = b.optimizer * (stage >= 1 ? 1.0 / dp : 1.0);
   return bytes(params * (w + g + o));
+}
+
+double cross_entropy_peak_bytes(spec::CrossEntropy ce) {
+  // torch: torchtitan's loss, F.cross_entropy(pred.flatten(0, 1).float(), ...) -- an fp32 copy of
+  // the logits, log_softmax's fp32 output saved for the backward; the 16-bit logits are freed
+  // before it ("need to free to before bwd to avoid peaking memory": del pred, torchtitan
+  // train.py), whose log_softmax backward then holds the saved output, its incoming gradient and
+  // the input gradient, 3 x 4 B (the forward's 2 + 4 + 4 is less). The others: the 16-bit logits
+  // and one fp32 buffer, 2 + 4 B.
+  return ce == spec::CrossEntropy::torch ? 12.0 : 6.0;
 }
 
 Bytes layer_activation_bytes(const spec::Model& m, const spec::Parallel& par, const spec::Training& t,
@@ -210,10 +249,11 @@ double inflight_microbatches(const spec::Parallel& par, std::int64_t microbatche
 }
 
 MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, const spec::Parallel& par,
-                               const spec::Training& t, spec::AttentionKernel attn) {
+                               const spec::Training& t, const spec::Software& sw) {
   MemoryEstimate est;
   est.capacity = c.gpu.memory;
-  StateBytes sb = state_bytes(t, par.zero_stage);
+  spec::AttentionKernel attn = sw.attention;
+  StateBytes sb = state_bytes(t, par.zero_stage, sw);
   LayerPartition part(m, par);
   const std::vector<std::int64_t>& layers = part.stage_layers();
   LocalLayerParams lp = local_layer_params(m, par);
@@ -258,7 +298,7 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
       layer_act = n_layers > 0 ? act / n_layers : Bytes{0};
     }
     StageMemory sm{.stage = st, .parameters = dense + expert};
-    auto weight_bytes = [&](double params) { return bytes(params * sb.weights * (par.zero_stage >= 3 ? 1.0 / dp : 1.0)); };
+    auto weight_bytes = [&](double params) { return weight_state_bytes(params, par.zero_stage, dp, sb); };
     sm.weights = weight_bytes(dense + expert);
     if (t.frozen_base()) {
       // Frozen base weights keep only their 16-bit (and fp8) copies; the adapters train with
@@ -274,6 +314,12 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
     Bytes trained_weights = weight_bytes(dense + expert);
     sm.gradients = bytes((dense + expert) * sb.gradients * (par.zero_stage >= 2 ? 1.0 / dp : 1.0));
     sm.optimizer = dense_states + expert_states - trained_weights - sm.gradients;
+    // What a sharded stack keeps gathered: FSDP's SHARD_GRAD_OP the 16-bit weights from forward to
+    // backward; a ZeRO-3 pipeline stage that stays gathered (zero3_pp_gathered) its weights, and
+    // its gradients unsharded until the last micro-batch reduces them.
+    bool stage_gathered = par.zero_stage >= 3 && par.pp > 1 && sw.zero3_pp_gathered;
+    if ((sw.fsdp_fp32_params && par.zero_stage == 2) || stage_gathered) sm.weights += bytes(sm.parameters * sb.gathered);
+    if (stage_gathered) sm.gradients += bytes(sm.parameters * sb.gradients);
     double inflight = inflight_microbatches(par, micro, st);
     // Offloaded layers (the model's first ones) keep their activations in host memory.
     std::int64_t offloaded = 0;
@@ -300,9 +346,9 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
     }
     if (st == 0 && shape.hidden_dropout)  // the embeddings' dropout mask (hidden dropout)
       sm.activations += bytes(shape.tokens * shape.hidden * shape.sp * inflight);
-    if (st == par.pp - 1) transient += bytes(shape.tokens * shape.vocab_local * (2.0 + 4.0));  // logits + fp32 loss
+    if (st == par.pp - 1) transient += bytes(shape.tokens * shape.vocab_local * cross_entropy_peak_bytes(sw.cross_entropy));
     double largest = m.hybrid() ? hybrid.max_params : lp.dense + lp.expert;
-    if (par.zero_stage >= 3) transient += bytes(2.0 * largest * sb.weights);  // current + prefetched layer
+    if (par.zero_stage >= 3 && !stage_gathered) transient += bytes(2.0 * largest * sb.gathered);  // current + prefetched layer
     sm.other = transient + (sm.activations + transient) * kAllocatorReserve + gib(kFixedOverheadGiB);
     est.stages.push_back(sm);
     if (sm.total() > est.stages[est.peak_stage].total()) est.peak_stage = est.stages.size() - 1;
@@ -311,8 +357,8 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
 }
 
 spec::Training least_recompute_that_fits(const spec::Model& m, const spec::Cluster& c, const spec::Parallel& par,
-                                         spec::Training t, spec::AttentionKernel attn) {
-  auto fits = [&] { return estimate_memory(m, c, par, t, attn).fits(); };
+                                         spec::Training t, const spec::Software& sw) {
+  auto fits = [&] { return estimate_memory(m, c, par, t, sw).fits(); };
   t.recompute_layers = 0;
   for (auto r : {Recompute::none, Recompute::selective}) {
     t.recompute = r;

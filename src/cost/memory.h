@@ -25,9 +25,11 @@ inline constexpr double kAllocatorReserve = 0.10;
 /// Bytes per parameter of each model state (Megatron-LM docs/source/api-guide/dist_optimizer.md;
 /// ZeRO paper sec. 3: 2 + 2 + K with K = 12 for mixed-precision Adam).
 struct StateBytes {
-  double weights = 2;    ///< 16-bit parameters
+  double weights = 2;    ///< 16-bit parameters (FSDP: the fp32 parameters, 4)
   double gradients = 4;  ///< fp32 main grads (Megatron-LM) or 2 (ZeRO paper, --grad-dtype)
-  double optimizer = 12; ///< Adam: fp32 master, m, v; SGD with momentum: 8
+  double optimizer = 12; ///< Adam: fp32 master, m, v; SGD with momentum: 8 (FSDP: no master, 8 and 4)
+  int weights_shard_stage = 3;  ///< the ZeRO stage from which the weights are sharded (FSDP: 2)
+  double gathered = 2;   ///< a gathered parameter (ZeRO-3 layers, FSDP's SHARD_GRAD_OP weights)
 };
 
 /// Memory of one GPU on one pipeline stage.
@@ -74,17 +76,20 @@ struct LocalLayerParams {
 /// when pp > 1 (Megatron-LM keeps a copy and all-reduces its gradient). Vocabulary padded.
 [[nodiscard]] double non_layer_params(const spec::Model& m, const spec::Parallel& par, std::int64_t stage);
 
-/// State bytes for a training config (grad dtype, optimizer).
-[[nodiscard]] StateBytes state_bytes(const spec::Training& t, int zero_stage);
+/// State bytes for a training config (grad dtype, optimizer) under a stack (FSDP's fp32 parameters).
+[[nodiscard]] StateBytes state_bytes(const spec::Training& t, int zero_stage, const spec::Software& sw = {});
 
 /// Model-state bytes per GPU for `params` parameters sharded over `dp` ranks at ZeRO `stage`
 /// (Rajbhandari et al. SC'20, Figure 1 and sec. 5).
 [[nodiscard]] Bytes model_state_bytes(double params, int stage, double dp, const StateBytes& b);
+/// The weights' part of it.
+[[nodiscard]] Bytes weight_state_bytes(double params, int stage, double dp, const StateBytes& b);
 
 /// Activation bytes of one layer for one micro-batch (Korthikanti et al. 2022 sec. 4, generalised
 /// to GQA, gated MLPs and any ffn size): sbh(10 + 24/t + 5as/(ht)) for GPT without SP; with SP the
 /// 10sbh share is divided by t; selective recompute or flash attention drops the 5as/h term;
-/// full recompute keeps the layer input 2sbh (/t with SP).
+/// full recompute keeps the layer input 2sbh (/t with SP); torchtitan's per-op policy (op_sac)
+/// keeps the block's input and the outputs of the operations it saves.
 [[nodiscard]] Bytes layer_activation_bytes(const spec::Model& m, const spec::Parallel& par,
                                            const spec::Training& t, spec::AttentionKernel attn);
 
@@ -100,11 +105,15 @@ struct LocalLayerParams {
 /// them. Returns `t` with recompute and recompute_layers set (full of every layer if nothing fits).
 [[nodiscard]] spec::Training least_recompute_that_fits(const spec::Model& m, const spec::Cluster& c,
                                                        const spec::Parallel& par, spec::Training t,
-                                                       spec::AttentionKernel attn);
+                                                       const spec::Software& sw);
 /// "none", "selective", "full", or "full (first N layers of each chunk)".
 [[nodiscard]] std::string recompute_text(const spec::Training& t);
 
+/// `sw`: the stack's attention kernel, cross-entropy and how its ZeRO keeps parameters.
 [[nodiscard]] MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, const spec::Parallel& par,
-                                             const spec::Training& t, spec::AttentionKernel attn);
+                                             const spec::Training& t, const spec::Software& sw);
+/// Bytes per logit the LM head's cross-entropy holds at its peak, beside the 16-bit logits' own
+/// (cost::estimate_memory's transient on the last stage).
+[[nodiscard]] double cross_entropy_peak_bytes(spec::CrossEntropy ce);
 
 }  // namespace dtsim::cost

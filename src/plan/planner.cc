@@ -25,7 +25,7 @@ Result evaluate_one(const Request& r, const Candidate& c, const Options& o, engi
   engine::AnalyticalNetwork net(*r.cluster, c.par, r.calibration->collectives);
   // Steady-state extrapolation (exact, see engine::estimate_step) keeps every evaluation short.
   Result res{c, engine::estimate_step(s, net, 0, ws), {}, {}, 0, -1};
-  auto mem = cost::estimate_memory(*r.model, *r.cluster, c.par, c.train, r.software.attention);
+  auto mem = cost::estimate_memory(*r.model, *r.cluster, c.par, c.train, r.software);
   res.peak_memory = mem.peak().total();
   res.capacity = mem.capacity;
   double t = res.step.step_time.value();

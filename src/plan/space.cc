@@ -91,7 +91,7 @@ void Enumerator::training(const spec::Parallel& base) {
           t.recompute = static_cast<spec::Recompute>(rc);
           if (!allowed(r_, "recompute", rc)) { count("filtered"); continue; }
           if (found) { count("dominated: more recompute than the least that fits"); continue; }
-          if (!cost::estimate_memory(*r_.model, *r_.cluster, par, t, r_.software.attention).fits()) {
+          if (!cost::estimate_memory(*r_.model, *r_.cluster, par, t, r_.software).fits()) {
             count("memory: does not fit");
             continue;
           }

@@ -92,6 +92,18 @@ std::string unstated_text(const std::vector<CaseOutcome>& cases) {
   return out;
 }
 
+// The cases whose source prints the run's peak memory, against the memory model's peak.
+std::string peak_memory_text(const std::vector<CaseOutcome>& cases) {
+  Table t({"case", "measured GiB", "predicted GiB", "error"});
+  for (const CaseOutcome& c : cases)
+    if (c.measured_peak_gib)
+      t.add({c.id, fixed(*c.measured_peak_gib, 1), c.peak_gib ? fixed(*c.peak_gib, 1) : "-",
+             c.peak_error_pct() ? signed_pct(*c.peak_error_pct()) : "not predicted"});
+  ErrorSummary s = summarize_peak(cases);
+  if (s.n == 0) return "";
+  return "\npeak memory per GPU (the cases whose source prints it)\n" + t.render() + summary_line("peak memory", s);
+}
+
 nlohmann::json unstated_json(const CaseOutcome& c) {
   nlohmann::json arr = nlohmann::json::array();
   for (const calibrate::Alternative& a : c.unstated) {
@@ -128,6 +140,10 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
       j["error_pct"] = c.error_pct() ? nlohmann::json(*c.error_pct()) : nlohmann::json();
       if (!c.failure.empty()) j["reason"] = c.failure;
       if (c.peak_gib) j["peak_gib"] = *c.peak_gib;
+      if (c.measured_peak_gib) {
+        j["measured_peak_gib"] = *c.measured_peak_gib;
+        j["peak_error_pct"] = c.peak_error_pct() ? nlohmann::json(*c.peak_error_pct()) : nlohmann::json();
+      }
       if (c.breakdown_s)
         for (std::size_t k = 0; k < c.breakdown_s->size(); ++k)
           j["breakdown_s"][schedule::to_string(static_cast<schedule::Category>(k))] = (*c.breakdown_s)[k];
@@ -143,9 +159,10 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
     nlohmann::json tiers, frameworks;
     for (const auto& [tier, cs] : by_tier) tiers[tier] = summary_json(summarize(cs));
     for (const auto& [key, cs] : by_framework) frameworks[cs.front().framework][cs.front().tier] = summary_json(summarize(cs));
-    return spec::json_text(nlohmann::json{{"cases", arr}, {"summary", summary_json(summarize(cases))}, {"tiers", tiers},
-                                          {"frameworks", frameworks}}) +
-           "\n";
+    nlohmann::json out{{"cases", arr}, {"summary", summary_json(summarize(cases))}, {"tiers", tiers},
+                       {"frameworks", frameworks}};
+    if (ErrorSummary peak = summarize_peak(cases); peak.n > 0) out["peak_memory"] = summary_json(peak);
+    return spec::json_text(out) + "\n";
   }
   Table t({"case", "tier", "measured s", "predicted s", "error"});
   std::string failures;  // listed under the table, so a long reason does not widen its columns
@@ -161,6 +178,7 @@ std::string validate_report(const std::vector<CaseOutcome>& cases, bool json, bo
   out += summary_line("all", summarize(cases));
   out += "\nby framework and tier\n";
   for (const auto& [key, cs] : by_framework) out += summary_line(key, summarize(cs));
+  out += peak_memory_text(cases);
   out += unstated_text(cases);
   if (verbose) {
     out += "\nassumptions per case\n";

@@ -63,6 +63,8 @@ Software read_software(ObjectReader r) {
       r.optional_choice("zero3_grad_path", {"direct", "ds_bucket", "flat_param", "chunk_cat"}).value_or(0));
   s.zero3_gather_copy_out = r.optional_boolean("zero3_gather_copy_out").value_or(false);
   s.zero3_recompute_gathers = r.optional_boolean("zero3_recompute_gathers").value_or(true);
+  s.fsdp_fp32_params = r.optional_boolean("fsdp_fp32_params").value_or(false);
+  s.zero3_pp_gathered = r.optional_boolean("zero3_pp_gathered").value_or(false);
   s.bias_activation_fusion = r.optional_boolean("bias_activation_fusion").value_or(true);
   s.bias_dropout_add_fusion = r.optional_boolean("bias_dropout_add_fusion").value_or(true);
   s.rope_fusion = r.optional_boolean("rope_fusion").value_or(true);

@@ -208,6 +208,18 @@ struct Software {
   /// re-run forward finds it unsharded; pytorch/pytorch PR #175406 calls a second gather there
   /// redundant).
   bool zero3_recompute_gathers = true;
+  /// The sharded parameters are the fp32 masters, and the 16-bit weights exist only gathered
+  /// (PyTorch FSDP's mixed precision: FSDP1 casts its fp32 shard into a transient low-precision
+  /// shard for each all-gather, FSDP2's MixedPrecisionPolicy casts in the all-gather): no 16-bit
+  /// copy is kept beside the master, and SHARD_GRAD_OP (ZeRO-2) shards the fp32 parameters too,
+  /// keeping the gathered 16-bit ones from forward to backward (cost::estimate_memory).
+  bool fsdp_fp32_params = false;
+  /// With pipeline parallelism a ZeRO-3 stage keeps its parameters gathered from forward to
+  /// backward and accumulates their gradients unsharded, in the gradient dtype, until the last
+  /// micro-batch's backward reduces them (torchtitan's apply_fsdp: reshard_after_forward False
+  /// when PP is on; torch.distributed.pipelining turns gradient sync on for the last backward only,
+  /// and FSDP2 accumulates the unsharded gradient in its reduce dtype meanwhile).
+  bool zero3_pp_gathered = false;
   /// Element-wise chains fused into one kernel each (NeMo's names): bias + activation, bias +
   /// dropout + residual add, rotary embedding, RMSNorm; false: eager PyTorch ops (cost::Fusions).
   bool bias_activation_fusion = true;

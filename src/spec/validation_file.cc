@@ -100,6 +100,7 @@ void read_case_into(ValidationCase& c, const nlohmann::json& j, const std::strin
   read_training(r.object("training"), c);
   ObjectReader measured = r.object("measured");
   c.measured_s = measured.positive("iteration_s");
+  c.measured_peak_gib = measured.optional_positive("peak_memory_gib");
   // Type-checked but informational; other keys of "measured" (MFU, tokens/s) are tolerated.
   static_cast<void>(measured.optional_string("derivation"));
   static_cast<void>(measured.optional_string("confidence"));

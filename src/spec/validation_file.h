@@ -42,6 +42,9 @@ struct ValidationCase {
   std::optional<Recompute> recompute;  ///< automatic never appears here
   std::optional<Dtype> precision;
   double measured_s = 0;
+  /// The run's peak memory per GPU as its logs print it (measured.peak_memory_gib, GiB; PyTorch's
+  /// max reserved): an optional key, checked against the memory model when present.
+  std::optional<double> measured_peak_gib;
   FrameworkRef framework;
   std::vector<std::string> ignored;    ///< unknown top-level keys, reported not dropped silently
   std::vector<std::string> filled;     ///< null fields filled by generic rules while reading (noted)

@@ -32,7 +32,7 @@ TEST_CASE("cost::model_state_bytes: ZeRO Figure 1 from a 7.5B preset's own param
   const double fig1[] = {120e9, 31.40625e9, 16.640625e9, 1.875e9};
   for (int stage = 0; stage < 4; ++stage) {
     par.zero_stage = stage;
-    auto est = cost::estimate_memory(m, c, par, t, spec::AttentionKernel::flash);
+    auto est = cost::estimate_memory(m, c, par, t, spec::Software{});
     const auto& s = est.peak();
     double states = (s.weights + s.gradients + s.optimizer).value();
     CHECK_THAT(states, WithinRel(fig1[stage], 0.01));
@@ -183,4 +183,56 @@ TEST_CASE("cost::layer_activation_bytes: dropout masks are kept only with dropou
   spec::Model attn_only = m;
   attn_only.hidden_dropout = 0;
   CHECK(bytes(attn_only, spec::AttentionKernel::flash) == bytes(plain, spec::AttentionKernel::flash));
+}
+
+TEST_CASE("cost::layer_activation_bytes: torchtitan's per-op policy keeps what it saves", "[cost]") {
+  // torchtitan's op SAC (parallelize_llama.py @0596be3a): the block's input, wq's and wv's outputs
+  // (mm 1 and 3), SDPA's output and fp32 log-sum-exp, w1's and w2's outputs (mm 5 and 7); wk, wo
+  // and w3 (mm 2, 4, 6) and every element-wise op are recomputed. Llama 3 8B, one 8192-token
+  // sequence: 2 x (4096 + 4096 + 1024 + 4096 + 14336 + 4096) + 4 x 32 bytes per token.
+  spec::Model m = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/llama3-8b.json");
+  spec::Parallel par{.tp = 1, .pp = 1, .dp = 8};
+  spec::Training t{.micro_batch = 1, .global_batch = 8, .seq_len = 8192, .recompute = spec::Recompute::selective,
+                   .recompute_modules = spec::recompute_module::op_sac};
+  double sac = cost::layer_activation_bytes(m, par, t, spec::AttentionKernel::flash).value();
+  CHECK(sac == 8192.0 * (2 * (4096 + 4096 + 1024 + 4096 + 14336 + 4096) + 4 * 32));
+  spec::Training none = t;
+  none.recompute = spec::Recompute::none;
+  CHECK(sac < 0.5 * cost::layer_activation_bytes(m, par, none, spec::AttentionKernel::flash).value());
+  // With sequence-parallel TP: the input and the two reduce-scatter outputs are split over the TP
+  // ranks, the matmul outputs over the heads and the FFN, but w2's output is the whole hidden width
+  // (the partial sum its reduce-scatter takes).
+  spec::Parallel tp8{.tp = 8, .pp = 1, .dp = 1, .sequence_parallel = true};
+  double sharded = cost::layer_activation_bytes(m, tp8, t, spec::AttentionKernel::flash).value();
+  CHECK(sharded == 8192.0 * (2 * 3 * 4096 / 8.0 + 2 * (4096 + 1024 + 4096 + 14336) / 8.0 + 4 * 4 + 2 * 4096));
+}
+
+TEST_CASE("cost::estimate_memory: PyTorch FSDP keeps fp32 parameters and no 16-bit copy", "[cost]") {
+  spec::Model m = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/llama3-8b.json");
+  spec::Cluster c = spec::load_cluster(std::string(DTSIM_SOURCE_DIR) + "/topologies/dgx-h100.json");
+  spec::Training t{.micro_batch = 1, .global_batch = 8, .seq_len = 8192};
+  spec::Software fsdp;
+  fsdp.fsdp_fp32_params = true;
+  auto states = [&](const spec::Parallel& par, const spec::Software& sw) {
+    cost::StageMemory s = cost::estimate_memory(m, c, par, t, sw).peak();
+    return (s.weights + s.gradients + s.optimizer).value() / s.parameters;
+  };
+  // FULL_SHARD over 8 GPUs: fp32 parameters 4 + fp32 gradients 4 + Adam's m and v 8, sharded; a
+  // Megatron-style ZeRO-3 adds a 16-bit copy beside an fp32 master (2 + 4 + 12).
+  spec::Parallel z3{.tp = 1, .pp = 1, .dp = 8, .zero_stage = 3};
+  CHECK_THAT(states(z3, fsdp), WithinRel(16.0 / 8, 1e-12));
+  CHECK_THAT(states(z3, spec::Software{}), WithinRel(18.0 / 8, 1e-12));
+  // SHARD_GRAD_OP shards the fp32 parameters as well and keeps the gathered bf16 ones.
+  spec::Parallel z2 = z3;
+  z2.zero_stage = 2;
+  CHECK_THAT(states(z2, fsdp), WithinRel(16.0 / 8 + 2, 1e-12));
+  // A pipeline stage that stays gathered (torchtitan under PP) also holds its bf16 weights and its
+  // unsharded fp32 gradients.
+  spec::Parallel pp{.tp = 1, .pp = 4, .dp = 2, .zero_stage = 3};
+  spec::Software titan = fsdp;
+  titan.zero3_pp_gathered = true;
+  CHECK_THAT(states(pp, titan) - states(pp, fsdp), WithinRel(2.0 + 4.0, 1e-12));
+  // torch's cross-entropy over fp32 logits holds 12 B per logit at its peak, the others 6.
+  CHECK(cost::cross_entropy_peak_bytes(spec::CrossEntropy::torch) == 12.0);
+  CHECK(cost::cross_entropy_peak_bytes(spec::CrossEntropy::te) == 6.0);
 }

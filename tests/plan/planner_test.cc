@@ -50,7 +50,7 @@ TEST_CASE("plan::enumerate: pruned configs are indeed invalid or do not fit", "[
   // Every survivor is valid and fits.
   for (const plan::Candidate& c : s.candidates) {
     CHECK_NOTHROW(spec::check_job(f.model, f.cluster, r.gpus, c.par, c.train));
-    CHECK(cost::estimate_memory(f.model, f.cluster, c.par, c.train, r.software.attention).fits());
+    CHECK(cost::estimate_memory(f.model, f.cluster, c.par, c.train, r.software).fits());
   }
   // Dominance is sound: every more-recompute twin of a survivor is never faster than the survivor
   // (so pruning it cannot lose the optimum). SP is not pruned: an earlier rule "SP off is
@@ -99,7 +99,7 @@ TEST_CASE("plan::plan: the best config equals a brute-force simulate over the sp
                 } catch (const SpecError&) {
                   continue;
                 }
-                if (!cost::estimate_memory(f.model, f.cluster, par, t, r.software.attention).fits()) continue;
+                if (!cost::estimate_memory(f.model, f.cluster, par, t, r.software).fits()) continue;
                 for (std::int64_t vp : {1, 2, 4}) {
                   spec::Parallel pv = par;
                   pv.vp = vp;

@@ -361,7 +361,7 @@ TEST_CASE("report::simulate_html: one self-contained page with the key numbers a
   spec::Training train = small_train();
   engine::Simulation sim = simulate(f, par, train);
   report::JobView job{&f.model, &f.cluster, f.cal.name, 16, par, train, f.software, "nemo@24.11", 0, {"x < y"}};
-  auto mem = cost::estimate_memory(f.model, f.cluster, par, train, f.software.attention);
+  auto mem = cost::estimate_memory(f.model, f.cluster, par, train, f.software);
   std::string page = report::simulate_html(job, sim, mem, calibrate::Uncertainty{.missing = "no residuals"});
   CHECK(xml_problem(page) == "");
   CHECK_THAT(page, Catch::StartsWith("<!DOCTYPE html>"));
