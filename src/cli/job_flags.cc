@@ -131,9 +131,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
                  "alltoall|allgather|flex: how MoE tokens reach their experts (flex: DeepEP/HybridEP, one copy per "
                  "destination node; default: the stack's)");
   app.add_option("--cross-entropy", f.cross_entropy,
-                 "unfused|native|te|torch|xentropy: the LM head's cross-entropy (Megatron-Core "
+                 "unfused|native|te|torch|xentropy|compiled: the LM head's cross-entropy (Megatron-Core "
                  "vocab_parallel_cross_entropy, its jit_fuser fusion, Transformer Engine's Triton kernels, "
-                 "torch.nn.functional.cross_entropy, or apex's xentropy kernel; default: the stack's)");
+                 "torch.nn.functional.cross_entropy, apex's xentropy kernel, or torch's compiled by Inductor; "
+                 "default: the stack's)");
   app.add_option("--moe-a2a-overlap", f.moe_a2a_overlap,
                  "on|off: expert-parallel dispatch/combine overlapped with another micro-batch's compute");
   app.add_option("--bf16-layers-start", f.bf16_layers_start,
@@ -270,7 +271,7 @@ spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
             s.moe_dispatcher);
   enum_flag("--cross-entropy", f.cross_entropy,
             {spec::CrossEntropy::unfused, spec::CrossEntropy::native, spec::CrossEntropy::te, spec::CrossEntropy::torch,
-             spec::CrossEntropy::xentropy},
+             spec::CrossEntropy::xentropy, spec::CrossEntropy::compiled},
             s.cross_entropy);
   enum_flag("--fp8-recipe", f.fp8_recipe, {spec::Fp8Recipe::delayed, spec::Fp8Recipe::current, spec::Fp8Recipe::mxfp8},
             s.fp8_recipe);

@@ -224,9 +224,12 @@ double cross_entropy_peak_bytes(spec::CrossEntropy ce) {
   // the logits, log_softmax's fp32 output saved for the backward; the 16-bit logits are freed
   // before it ("need to free to before bwd to avoid peaking memory": del pred, torchtitan
   // train.py), whose log_softmax backward then holds the saved output, its incoming gradient and
-  // the input gradient, 3 x 4 B (the forward's 2 + 4 + 4 is less). The others: the 16-bit logits
-  // and one fp32 buffer, 2 + 4 B.
-  return ce == spec::CrossEntropy::torch ? 12.0 : 6.0;
+  // the input gradient, 3 x 4 B (the forward's 2 + 4 + 4 is less). Compiled (torchtitan's loss
+  // under torch.compile since 2025-04): no fp32 copy, the logits kept for the backward and their
+  // 16-bit gradient, 2 + 2 B ("compiled saved more memory than chunked loss ever could",
+  // pytorch/torchtitan PR #1033). The others: the 16-bit logits and one fp32 buffer, 2 + 4 B.
+  if (ce == spec::CrossEntropy::torch) return 12.0;
+  return ce == spec::CrossEntropy::compiled ? 4.0 : 6.0;
 }
 
 Bytes layer_activation_bytes(const spec::Model& m, const spec::Parallel& par, const spec::Training& t,

@@ -65,6 +65,7 @@ Software read_software(ObjectReader r) {
   s.zero3_recompute_gathers = r.optional_boolean("zero3_recompute_gathers").value_or(true);
   s.fsdp_fp32_params = r.optional_boolean("fsdp_fp32_params").value_or(false);
   s.zero3_pp_gathered = r.optional_boolean("zero3_pp_gathered").value_or(false);
+  s.compile_loss = r.optional_boolean("compile_loss").value_or(false);
   s.bias_activation_fusion = r.optional_boolean("bias_activation_fusion").value_or(true);
   s.bias_dropout_add_fusion = r.optional_boolean("bias_dropout_add_fusion").value_or(true);
   s.rope_fusion = r.optional_boolean("rope_fusion").value_or(true);
@@ -77,7 +78,7 @@ Software read_software(ObjectReader r) {
   s.moe_a2a_overlap = r.optional_boolean("moe_a2a_overlap").value_or(false);
   s.param_remainders = r.optional_boolean("param_remainders").value_or(false);
   s.cross_entropy =
-      static_cast<CrossEntropy>(r.optional_choice("cross_entropy", {"unfused", "native", "te", "torch", "xentropy"}).value_or(0));
+      static_cast<CrossEntropy>(r.optional_choice("cross_entropy", {"unfused", "native", "te", "torch", "xentropy", "compiled"}).value_or(0));
   s.train_metric_passes = r.optional_integer("train_metric_passes", 0, 16).value_or(0);
   s.optimizer_impl = static_cast<OptimizerImpl>(
       r.optional_choice("optimizer_impl", {"megatron", "apex_distributed", "torch", "loop"}).value_or(0));
@@ -236,12 +237,15 @@ std::string to_string(const CudaGraphs& g) {
 }
 
 // pytorch/torchtitan torchtitan/models/llama/parallelize_llama.py apply_compile (@0596be3a): "torch.compile
-// each TransformerBlock", fullgraph=True; the loss stays eager until 2025 (train.py of 2024-12).
+// each TransformerBlock", fullgraph=True; the loss stays eager (PR #755, 2024-12-19: "turning off
+// compile on loss function") until build_loss_fn compiles it when training.compile is set (PR #1033,
+// 2025-04-01): a stack's compile_loss.
 void apply_compile(Software& s) {
   s.bias_activation_fusion = true;
   s.bias_dropout_add_fusion = true;
   s.rope_fusion = true;
   s.rmsnorm_fusion = true;
+  if (s.compile_loss && s.cross_entropy == CrossEntropy::torch) s.cross_entropy = CrossEntropy::compiled;
 }
 
 CudaGraphs parse_cuda_graphs(const std::string& text, const std::string& where) {
@@ -294,6 +298,7 @@ const char* to_string(CrossEntropy c) {
     case CrossEntropy::te: return "te";
     case CrossEntropy::torch: return "torch";
     case CrossEntropy::xentropy: return "xentropy";
+    case CrossEntropy::compiled: return "compiled";
   }
   return "?";
 }

@@ -90,8 +90,10 @@ enum class MoeDispatcher { alltoall, allgather, flex };
 /// kernels (cross_entropy_fusion_impl "te"); `torch` -- torch.nn.functional.cross_entropy over the
 /// whole vocabulary in fp32 (torchtitan, Hugging Face); `xentropy` -- apex's softmax cross-entropy
 /// CUDA kernel on the 16-bit logits (flash-attn 1.x's CrossEntropyLoss, which llm-foundry's MPT
-/// trains with). cost::cross_entropy_op prices each.
-enum class CrossEntropy { unfused, native, te, torch, xentropy };
+/// trains with); `compiled` -- `torch` compiled with the rest of the step (torchtitan's
+/// build_loss_fn under --training.compile): Inductor fuses the cast into the row reductions and
+/// recomputes the softmax from the 16-bit logits in the backward. cost::cross_entropy_op prices each.
+enum class CrossEntropy { unfused, native, te, torch, xentropy, compiled };
 
 /// How a stack's optimizer step runs over the parameters it owns, pass by pass (cost::optimizer_op
 /// prices each): `megatron` -- Megatron's MixedPrecisionOptimizer.step (megatron/core/optimizer/
@@ -220,6 +222,9 @@ struct Software {
   /// when PP is on; torch.distributed.pipelining turns gradient sync on for the last backward only,
   /// and FSDP2 accumulates the unsharded gradient in its reduce dtype meanwhile).
   bool zero3_pp_gathered = false;
+  /// torch.compile (spec::apply_compile) compiles the loss as well as the blocks, turning the
+  /// `torch` cross-entropy into `compiled` (torchtitan's build_loss_fn since PR #1033, 2025-04).
+  bool compile_loss = false;
   /// Element-wise chains fused into one kernel each (NeMo's names): bias + activation, bias +
   /// dropout + residual add, rotary embedding, RMSNorm; false: eager PyTorch ops (cost::Fusions).
   bool bias_activation_fusion = true;

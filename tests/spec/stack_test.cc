@@ -231,3 +231,25 @@ TEST_CASE("spec::current_scaling_bf16_layers: a recipe's bf16 edge layers apply 
   Stack mb = load_stack("nemo-megatron-bridge@25.11");
   CHECK(current_scaling_bf16_layers(mb.defaults, Dtype::fp8, Fp8Recipe::current) == 0);
 }
+
+TEST_CASE("spec::apply_compile: torchtitan compiles its loss from April 2025", "[spec]") {
+  namespace spec = dtsim::spec;
+  // pytorch/torchtitan PR #755 (2024-12-19) turned compiling the loss off; PR #1033 (2025-04-01)
+  // compiles it whenever training.compile is set.
+  spec::Software before = spec::load_stack("pytorch-fsdp@2025-03").software;
+  spec::Software after = spec::load_stack("pytorch-fsdp@2025-06").software;
+  CHECK_FALSE(before.compile_loss);
+  CHECK(after.compile_loss);
+  for (spec::Software* s : {&before, &after}) {
+    CHECK(s->cross_entropy == spec::CrossEntropy::torch);
+    spec::apply_compile(*s);
+    CHECK(s->rmsnorm_fusion);
+  }
+  CHECK(before.cross_entropy == spec::CrossEntropy::torch);
+  CHECK(after.cross_entropy == spec::CrossEntropy::compiled);
+  // A stack whose loss is not torch's keeps it.
+  spec::Software mcore = spec::load_stack("megatron-core").software;
+  mcore.compile_loss = true;
+  spec::apply_compile(mcore);
+  CHECK(mcore.cross_entropy == spec::CrossEntropy::unfused);
+}
