@@ -231,6 +231,9 @@ spec::Training resolve_training(const JobFlags& f, const spec::Stack& stack, con
   t.bf16_layers_end = f.bf16_layers_end >= 0 ? f.bf16_layers_end : edge;
   t.offload_layers = f.offload_layers;
   t.sample_len = f.sample_len;
+  // The stack's selective recompute (torchtitan's per-op policy): what --recompute selective,
+  // --recompute auto and plan's selective layouts recompute on it unless --recompute-modules says.
+  t.recompute_modules = stack.defaults.recompute_modules.value_or(0);
   if (f.peft != "none" && f.peft != "lora") throw SpecError("--peft", "expected none or lora, got \"" + f.peft + "\"");
   if (f.peft == "none" && (f.lora_rank > 0 || !f.lora_targets.empty()))
     throw SpecError(f.lora_rank > 0 ? "--lora-rank" : "--lora-targets", "expected --peft lora with it, got --peft none");
@@ -377,6 +380,9 @@ Job resolve_job(const JobFlags& f) {
     if (j.train.recompute != spec::Recompute::selective)
       throw SpecError("--recompute-modules", "expected --recompute selective with it, got --recompute " + f.recompute);
     j.train.recompute_modules = spec::parse_recompute_modules(f.recompute_modules, "--recompute-modules");
+  } else if (j.train.recompute_modules != 0 && j.train.recompute == spec::Recompute::selective) {
+    j.notes.push_back("recompute modules: " + spec::recompute_modules_text(j.train.recompute_modules) + " (" +
+                      j.stack.label() + " recipes)");
   }
   spec::check_job(j.model, j.cluster, j.gpus, j.par, j.train);
   if (j.software.mxfp8(j.train.precision) && cost::fp8_needs_transpose(j.cluster.gpu))

@@ -276,7 +276,9 @@ nlohmann::json defaults_json(const spec::StackDefaults& d) {
           {"micro_batch", opt(d.micro_batch)},
           {"expert_tensor_parallel", opt(d.expert_tensor_parallel)},
           {"fp8_param_gather", opt(d.fp8_param_gather)},
-          {"current_scaling_bf16_layers", opt(d.current_scaling_bf16_layers)}};
+          {"current_scaling_bf16_layers", opt(d.current_scaling_bf16_layers)},
+          {"recompute_modules", d.recompute_modules ? nlohmann::json(spec::recompute_modules_text(*d.recompute_modules))
+                                                    : nlohmann::json(nullptr)}};
 }
 
 std::string value_text(const nlohmann::json& v) {

@@ -106,6 +106,7 @@ StackDefaults read_defaults(ObjectReader r) {
   d.expert_tensor_parallel = r.optional_integer("expert_tensor_parallel", 1, 1 << 16);
   d.fp8_param_gather = r.optional_boolean("fp8_param_gather");
   d.current_scaling_bf16_layers = r.optional_integer("current_scaling_bf16_layers", 0, 1 << 20);
+  if (auto m = r.optional_string("recompute_modules")) d.recompute_modules = parse_recompute_modules(*m, r.where("recompute_modules"));
   r.finish();
   return d;
 }

@@ -274,6 +274,9 @@ struct StackDefaults {
   /// fp8 current-scaling runs keep this many transformer layers in bf16 at each end of the model
   /// (Megatron-Bridge bf16_with_fp8_current_scaling_mixed: first_last_layers_bf16, 1 + 1).
   std::optional<std::int64_t> current_scaling_bf16_layers;
+  /// What the stack's selective recompute recomputes (spec::recompute_module bits; torchtitan's
+  /// selective_ac_option "op": op_sac), when a job says selective and names no modules.
+  std::optional<std::uint32_t> recompute_modules;
   bool operator==(const StackDefaults&) const = default;
 };
 

@@ -464,8 +464,15 @@ ResolvedCase resolve_case(const ValidationCase& c, const std::string& file, cons
   }
   rc.auto_recompute = !c.recompute && !d.recompute;
   rc.train.recompute = c.recompute.value_or(d.recompute.value_or(Recompute::none));
-  if (rc.train.recompute == Recompute::selective) rc.train.recompute_modules = c.recompute_modules.value_or(0);
-  else if (c.recompute_modules) rc.assumptions.push_back("recompute_modules ignored: recompute is not selective");
+  // The stack's selective recompute stands in for unnamed modules, also where the least recompute
+  // that fits is to be found (it may be selective).
+  if (rc.train.recompute == Recompute::selective || rc.auto_recompute) {
+    rc.train.recompute_modules = c.recompute_modules.value_or(d.recompute_modules.value_or(0));
+    if (!c.recompute_modules && d.recompute_modules && rc.train.recompute == Recompute::selective)
+      note("recompute_modules", recompute_modules_text(*d.recompute_modules), true, "");
+  } else if (c.recompute_modules) {
+    rc.assumptions.push_back("recompute_modules ignored: recompute is not selective");
+  }
   if (!c.recompute) {
     if (d.recompute) note("recompute", to_string(*d.recompute), true, "");
     else rc.assumptions.push_back("recompute null -> least that fits");

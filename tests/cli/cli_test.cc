@@ -472,6 +472,28 @@ TEST_CASE("cli validate: torchtitan's published peak memory from its stack's mec
   CHECK(j.at("peak_memory").at("median_abs_pct").get<double>() < 5.0);
 }
 
+TEST_CASE("cli simulate and plan: a stack's selective recompute is its own (torchtitan's per-op policy)", "[cli]") {
+  const std::string job = "--model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 16 --seq 8192 ";
+  auto modules = [&](const std::string& stack) {
+    json j = run_json("simulate " + job + "--mbs 2 --recompute selective --framework " + stack + " --json");
+    return j.at("config").at("recompute_modules");
+  };
+  CHECK(modules("torchtitan") == json::array({"op_sac"}));
+  CHECK(modules("megatron-core") == json::array({"core_attn"}));
+  // --recompute-modules still wins.
+  json named = run_json("simulate " + job + "--mbs 2 --recompute selective --recompute-modules core_attn --framework torchtitan --json");
+  CHECK(named.at("config").at("recompute_modules") == json::array({"core_attn"}));
+  // plan's selective layouts recompute the same: their peak is the per-op policy's, below none's.
+  json plan = run_json("plan " + job + "--framework torchtitan --fix tp=1 --fix pp=1 --fix cp=1 --fix zero=3 --fix mbs=2 "
+                       "--fix sp=off --fix recompute=selective --json");
+  json sac = run_json("simulate " + job + "--mbs 2 --zero 3 --recompute selective --framework torchtitan --json");
+  json none = run_json("simulate " + job + "--mbs 2 --zero 3 --recompute none --framework torchtitan --json");
+  REQUIRE(plan.at("configs").size() == 1);
+  double plan_peak = plan.at("configs")[0].at("peak_bytes_per_gpu").get<double>();
+  CHECK_THAT(plan_peak, WithinRel(sac.at("memory").at("peak_bytes_per_gpu").get<double>(), 1e-9));
+  CHECK(plan_peak < none.at("memory").at("peak_bytes_per_gpu").get<double>());
+}
+
 TEST_CASE("cli validate --case, --kernels: one run of a file, and the kernels behind its prediction", "[cli]") {
   std::string cases = dtsim::test::source_path("calibration/holdout/dgxc-dense.json");
   std::string recipes = dtsim::test::source_path("calibration/holdout/dgxc-dense-recipes.json");
