@@ -84,11 +84,6 @@ ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec
   // 16-bit input for the adapter's own weight gradient (the adapter runs outside fp8).
   auto kept = [&](std::uint32_t target) { return !s.frozen ? in : (s.lora_targets & target) ? 2.0 : 0.0; };
   double qkv_in = kept(lt::linear_qkv), fc1_in = kept(lt::linear_fc1), fc2_in = kept(lt::linear_fc2);
-  // 2sbh norm-1 input + QKV input + 2sbh norm-2 input + FC1 input + 2 x sbh dropout masks (kept
-  // only with hidden dropout: at p = 0 PyTorch's dropout returns its input, ATen Dropout.cpp). The
-  // QKV and FC1 inputs are the norms' outputs; a norm that is a module of its own (before the
-  // experts; before MLA's down-projections) drops its output under layernorm recompute.
-  // A hybrid model's block keeps its own part: one norm input, one linear input, one mask.
   // torchtitan's per-op policy (op_sac; torchtitan/models/llama/parallelize_llama.py @0596be3a,
   // _apply_ac_to_transformer_block: MUST_SAVE the outputs of aten.mm, the SDPA kernels and the TP
   // reduce-scatter, "except every second mm"; everything else is recomputed, as
@@ -104,6 +99,11 @@ ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec
     if (s.gate > 1) a.sharded += 2.0 * s.hidden;
     return a;
   }
+  // 2sbh norm-1 input + QKV input + 2sbh norm-2 input + FC1 input + 2 x sbh dropout masks (kept
+  // only with hidden dropout: at p = 0 PyTorch's dropout returns its input, ATen Dropout.cpp). The
+  // QKV and FC1 inputs are the norms' outputs; a norm that is a module of its own (before the
+  // experts; before MLA's down-projections) drops its output under layernorm recompute.
+  // A hybrid model's block keeps its own part: one norm input, one linear input, one mask.
   double mask = s.hidden_dropout ? 1.0 : 0.0;
   a.replicated = ((attention ? 2.0 + qkv_in + mask : 0.0) + (mlp ? 2.0 + fc1_in + mask : 0.0)) * s.hidden;
   if (modules & rm::layernorm) a.replicated -= s.hidden * ((moe ? fc1_in : 0.0) + (mla ? qkv_in : 0.0));
@@ -208,12 +208,21 @@ StateBytes state_bytes(const spec::Training& t, int zero_stage, const spec::Soft
   return b;
 }
 
+namespace {
+
+// Bytes of weights per parameter on one rank at ZeRO `stage` over `dp` ranks.
+double weight_bytes_per_param(int stage, double dp, const StateBytes& b) {
+  return b.weights * (stage >= b.weights_shard_stage ? 1.0 / dp : 1.0);
+}
+
+}  // namespace
+
 Bytes weight_state_bytes(double params, int stage, double dp, const StateBytes& b) {
-  return bytes(params * b.weights * (stage >= b.weights_shard_stage ? 1.0 / dp : 1.0));
+  return bytes(params * weight_bytes_per_param(stage, dp, b));
 }
 
 Bytes model_state_bytes(double params, int stage, double dp, const StateBytes& b) {
-  double w = b.weights * (stage >= b.weights_shard_stage ? 1.0 / dp : 1.0);
+  double w = weight_bytes_per_param(stage, dp, b);
   double g = b.gradients * (stage >= 2 ? 1.0 / dp : 1.0);
   double o = b.optimizer * (stage >= 1 ? 1.0 / dp : 1.0);
   return bytes(params * (w + g + o));
