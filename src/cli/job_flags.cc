@@ -74,7 +74,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
                    "Expert tensor-parallel degree (default: the stack's, else tp); ep*etp divides tp*cp*dp")
         ->check(CLI::Range(1, 1 << 16));
     app.add_option("--vp", f.vp, "Virtual pipeline chunks per stage (interleaved 1F1B when > 1)")->check(CLI::Range(1, 1 << 10));
-    app.add_option("--zero", f.zero, "ZeRO stage 0-3 (1 = Megatron distributed optimizer)")->check(CLI::Range(0, 3));
+    app.add_option("--zero", f.zero,
+                   "ZeRO stage 0-3 (1 = Megatron distributed optimizer; default: the stack's, 3 for PyTorch FSDP and "
+                   "DeepSpeed ZeRO-3, 0 for Megatron-LM 2021-22, else 1)")
+        ->check(CLI::Range(0, 3));
     app.add_flag("--sp", f.sp, "Sequence parallelism");
     app.add_option("--mbs", f.mbs, "Micro-batch size")->check(CLI::Range(1, 1 << 20));
     app.add_option("--recompute", f.recompute, "none|selective|full|auto (auto: least that fits)");
@@ -355,7 +358,12 @@ Job resolve_job(const JobFlags& f) {
     j.par.etp = *j.stack.defaults.expert_tensor_parallel;
     j.notes.push_back("etp = " + std::to_string(j.par.etp) + " (" + j.stack.label() + " recipes)");
   }
-  j.par.zero_stage = f.zero;
+  if (f.zero >= 0) {
+    j.par.zero_stage = f.zero;
+  } else {
+    j.par.zero_stage = j.stack.defaults.zero_stage.value_or(1);
+    if (j.par.zero_stage != 1) j.notes.push_back("zero " + std::to_string(j.par.zero_stage) + " (" + j.stack.label() + " recipes)");
+  }
   j.par.sequence_parallel = f.sp;
   j.par.stage_layers = f.stage_layers;
   if (!f.pipeline_layout.empty()) {

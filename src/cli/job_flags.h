@@ -22,7 +22,7 @@ struct JobFlags {
   std::string model, cluster, calibration, framework;
   std::int64_t gpus = 0;
   std::int64_t tp = 1, pp = 1, dp = 0, cp = 1, ep = 1, etp = 0, vp = 1;
-  int zero = 1;
+  int zero = -1;  ///< < 0: the stack's recipes' (defaults.zero_stage), else 1
   bool sp = false;
   std::int64_t mbs = 1, gbs = 0, seq = 2048;
   std::string recompute = "none", precision = "bf16", grad_dtype, optimizer = "adam";

@@ -472,6 +472,17 @@ TEST_CASE("cli validate: torchtitan's published peak memory from its stack's mec
   CHECK(j.at("peak_memory").at("median_abs_pct").get<double>() < 5.0);
 }
 
+TEST_CASE("cli simulate: without --zero, the stack's ZeRO stage", "[cli]") {
+  const std::string job = "simulate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 16 --seq 8192 --recompute full ";
+  auto zero = [&](const std::string& more) {
+    return run_json(job + more + " --json").at("config").at("zero_stage").get<int>();
+  };
+  CHECK(zero("--framework torchtitan") == 3);    // PyTorch FSDP shards everything
+  CHECK(zero("--framework megatron-core") == 1);  // the distributed optimizer
+  CHECK(zero("--framework megatron-lm@2021") == 0);
+  CHECK(zero("--framework torchtitan --zero 1") == 1);  // the flag wins
+}
+
 TEST_CASE("cli simulate and plan: a stack's selective recompute is its own (torchtitan's per-op policy)", "[cli]") {
   const std::string job = "--model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 16 --seq 8192 ";
   auto modules = [&](const std::string& stack) {
