@@ -29,6 +29,7 @@ struct PlanArgs {
   std::size_t top = 10;
   bool csv = false;
   std::int64_t max_tp = 0, max_mbs = 16;
+  double memory_margin_pct = 0;
   std::vector<std::string> fix;
   std::string objective = "time";
   double price = 0;
@@ -122,6 +123,9 @@ int run_plan(const PlanArgs& a, const std::vector<plan::Result>* merged = nullpt
   plan::Request r{&model, &cluster, &cal, software, a.job.gpus, resolve_training(a.job, stack, software)};
   r.max_tp = a.max_tp;
   r.max_mbs = a.max_mbs;
+  if (!(a.memory_margin_pct >= 0 && a.memory_margin_pct <= 90))
+    throw SpecError("--memory-margin", "expected a percent from 0 to 90, got " + report::fixed(a.memory_margin_pct, 1));
+  r.memory_margin = a.memory_margin_pct / 100.0;
   for (const std::string& f : a.fix) parse_fix(f, r);
   plan::Options o;
   o.threads = a.threads;
@@ -207,6 +211,9 @@ CLI::App* plan_flags(CLI::App& app, const std::shared_ptr<PlanArgs>& a) {
   p->add_flag("--csv", a->csv, "Print CSV");
   p->add_option("--max-tp", a->max_tp, "Largest TP degree (default: GPUs per node)")->check(CLI::Range(1, 1 << 16));
   p->add_option("--max-mbs", a->max_mbs, "Largest micro-batch tried (powers of 2)")->check(CLI::Range(1, 1 << 16));
+  p->add_option("--memory-margin", a->memory_margin_pct,
+                "Percent of each GPU's memory kept free: layouts whose predicted peak exceeds the rest do not fit "
+                "(default 0; the memory model's error on published runs: README, Accuracy today)");
   p->add_option("--fix", a->fix, "Fix a field, e.g. --fix tp=8 --fix recompute=selective (repeatable)");
   p->add_option("--objective", a->objective, "time (step time) or cost (dollars per million tokens)");
   p->add_option("--price-per-gpu-hour", a->price, "Dollars per GPU-hour for --objective cost");

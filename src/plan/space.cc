@@ -91,7 +91,8 @@ void Enumerator::training(const spec::Parallel& base) {
           t.recompute = static_cast<spec::Recompute>(rc);
           if (!allowed(r_, "recompute", rc)) { count("filtered"); continue; }
           if (found) { count("dominated: more recompute than the least that fits"); continue; }
-          if (!cost::estimate_memory(*r_.model, *r_.cluster, par, t, r_.software).fits()) {
+          cost::MemoryEstimate mem = cost::estimate_memory(*r_.model, *r_.cluster, par, t, r_.software);
+          if (mem.peak().total() > mem.capacity * (1.0 - r_.memory_margin)) {
             count("memory: does not fit");
             continue;
           }

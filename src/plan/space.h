@@ -27,6 +27,9 @@ struct Request {
   spec::Training train;
   std::int64_t max_tp = 0;             ///< 0 = GPUs per node
   std::int64_t max_mbs = 16;
+  /// Share of each GPU's memory kept free: a layout fits when its predicted peak is at most
+  /// (1 - memory_margin) of the GPU's memory (--memory-margin; 0: the whole of it).
+  double memory_margin = 0;
   /// Fixed values, by field name: tp, pp, dp, cp, ep, vp, mbs, zero, sp (0/1), recompute (0 none, 1 selective, 2 full).
   std::map<std::string, std::int64_t> fixed;
 };

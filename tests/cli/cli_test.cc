@@ -924,6 +924,19 @@ TEST_CASE("cli simulate --network simgrid: equal on a non-blocking fabric, slowe
   CHECK(run_json(job + "tapered-rail.json --network simgrid").at("step_time_s") == taper_a.at("step_time_s"));
 }
 
+TEST_CASE("cli plan --memory-margin: layouts keep that share of memory free", "[cli]") {
+  const std::string plan = "plan --model llama3-70b --cluster dgx-h100 --gpus 64 --gbs 128 --seq 8192 --top 1000 --json";
+  json all = run_json(plan);
+  json kept = run_json(plan + " --memory-margin 15");
+  double capacity = 79.65 * 1073741824.0;  // H100 SXM5 80GB as the GPU file gives it
+  double largest = 0;
+  for (const json& c : all.at("configs")) largest = std::max(largest, c.at("peak_bytes_per_gpu").get<double>());
+  CHECK(largest > 0.85 * capacity);  // without a margin, layouts use the last 15%
+  for (const json& c : kept.at("configs")) CHECK(c.at("peak_bytes_per_gpu").get<double>() <= 0.85 * capacity * 1.0001);
+  CHECK(kept.at("pruned").at("memory: does not fit").get<int>() > all.at("pruned").at("memory: does not fit").get<int>());
+  check_bad(plan + " --memory-margin 95", Equals("dtsim: --memory-margin: expected a percent from 0 to 90, got 95.0\n"));
+}
+
 TEST_CASE("cli plan --refine simgrid: re-ranks the top configs under contention", "[cli]") {
   std::string job = "plan --model llama3-8b --gpus 32 --gbs 64 --seq 4096 --top 4 --overlap-grad-reduce off --json --refine "
                     "simgrid --cluster ";
