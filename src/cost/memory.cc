@@ -71,7 +71,7 @@ double saved_input_bytes(spec::Dtype precision) {
 // kept: an output-discarding module (layernorm, moe_act, mla_up_proj) frees its output, a
 // checkpointed one (mlp, moe, shared_experts) everything between its input and its output.
 ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec::AttentionKernel attn,
-                                 spec::Dtype precision, std::uint32_t modules) {
+                                 spec::Dtype precision, std::uint32_t modules, bool tp_saves_gathered) {
   namespace rm = spec::recompute_module;
   namespace lt = spec::lora_target;
   ActivationTerms a;
@@ -107,6 +107,16 @@ ActivationTerms activation_terms(const spec::Model& m, const LayerShape& s, spec
   double mask = s.hidden_dropout ? 1.0 : 0.0;
   a.replicated = ((attention ? 2.0 + qkv_in + mask : 0.0) + (mlp ? 2.0 + fc1_in + mask : 0.0)) * s.hidden;
   if (modules & rm::layernorm) a.replicated -= s.hidden * ((moe ? fc1_in : 0.0) + (mla ? qkv_in : 0.0));
+  if (tp_saves_gathered && s.sp < 1 && !moe && !mla) {
+    // PyTorch's tensor parallelism (torchtitan's plan: PrepareModuleInput to Replicate before the
+    // attention and the MLP, then ColwiseParallel linears) all-gathers the sequence-parallel input
+    // once, and the linears' matmuls save that gathered tensor for their weight gradients (mm's
+    // backward needs its input): the whole sequence on every TP rank, where Megatron keeps the
+    // local shard and gathers it again in the backward.
+    double gathered = ((attention ? qkv_in : 0.0) + (mlp ? fc1_in : 0.0)) * s.hidden;
+    a.replicated -= gathered;
+    a.sharded += gathered;
+  }
   if (s.mamba()) {
     // A Mamba layer (mamba_ssm MambaSplitConv1dScanCombinedFn saves zxbcdt and the ungated output
     // out_x; the grouped norm its input, out_proj its input): the norm's input and in_proj's, the
@@ -160,7 +170,7 @@ struct HybridBlocks {
 // A hybrid model's blocks as spec::block_variant prices them: their parameters on one rank (no EP
 // outside the MoE block) and the activations one micro-batch keeps.
 HybridBlocks hybrid_blocks(const spec::Model& m, const spec::Parallel& par, const spec::Training& t,
-                           spec::AttentionKernel attn) {
+                           spec::AttentionKernel attn, bool tp_saves_gathered) {
   HybridBlocks h;
   if (!m.hybrid()) return h;
   spec::Training none = t;
@@ -172,10 +182,10 @@ HybridBlocks hybrid_blocks(const spec::Model& m, const spec::Parallel& par, cons
     if (!b.is_moe()) bp.ep = 1, bp.etp = 0;
     LocalLayerParams lp = local_layer_params(b, bp);
     if (!b.is_moe()) lp = {.dense = lp.total(), .expert = 0};
-    Bytes act = layer_activation_bytes(b, bp, t, attn);
+    Bytes act = layer_activation_bytes(b, bp, t, attn, tp_saves_gathered);
     h.blocks.push_back({c, lp, act});
     h.max_activations = std::max(h.max_activations, act);
-    h.max_unrecomputed = std::max(h.max_unrecomputed, layer_activation_bytes(b, bp, none, attn));
+    h.max_unrecomputed = std::max(h.max_unrecomputed, layer_activation_bytes(b, bp, none, attn, tp_saves_gathered));
     h.max_params = std::max(h.max_params, lp.dense + lp.expert);
   }
   return h;
@@ -242,11 +252,11 @@ double cross_entropy_peak_bytes(spec::CrossEntropy ce) {
 }
 
 Bytes layer_activation_bytes(const spec::Model& m, const spec::Parallel& par, const spec::Training& t,
-                             spec::AttentionKernel attn) {
+                             spec::AttentionKernel attn, bool tp_saves_gathered) {
   LayerShape s = layer_shape(m, par, t);
   if (t.recompute == Recompute::full) return bytes(2.0 * s.tokens * s.hidden * s.sp);
   std::uint32_t modules = t.selective_modules();
-  ActivationTerms a = activation_terms(m, s, attn, t.precision, modules);
+  ActivationTerms a = activation_terms(m, s, attn, t.precision, modules, tp_saves_gathered);
   double scores = (modules & spec::recompute_module::core_attn) ? 0.0 : a.scores;
   return bytes(s.tokens * (a.replicated * s.sp + a.sharded) + scores);
 }
@@ -274,11 +284,12 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
   double dp = static_cast<double>(par.dp * par.cp);
   double edp = static_cast<double>(par.expert_dp());
   std::int64_t micro = spec::micro_batches(par, t);
-  Bytes layer_act = layer_activation_bytes(m, par, t, attn);
+  bool gathered = sw.tp_saves_gathered_input;
+  Bytes layer_act = layer_activation_bytes(m, par, t, attn, gathered);
   // An MoE model's leading dense layers (moe_dense_layers) and its MTP modules (last stage).
   LocalLayerParams dense_lp = m.moe_dense_layers > 0 ? local_layer_params(spec::dense_variant(m), par) : lp;
   // A hybrid model's blocks: each its own parameters and activations (non-MoE blocks without EP).
-  HybridBlocks hybrid = hybrid_blocks(m, par, t, attn);
+  HybridBlocks hybrid = hybrid_blocks(m, par, t, attn, gathered);
   if (m.hybrid()) layer_act = hybrid.max_activations;
   for (std::int64_t st = 0; st < par.pp; ++st) {
     std::int64_t dense_layers = 0;
@@ -347,14 +358,14 @@ MemoryEstimate estimate_memory(const spec::Model& m, const spec::Cluster& c, con
         kept += static_cast<double>(std::max<std::int64_t>(0, part.layers(st, c) - t.recompute_layers));
       kept = std::min(kept, resident);
       sm.activations = layer_act * ((resident - kept) * inflight) +
-                       (m.hybrid() ? hybrid.max_unrecomputed : layer_activation_bytes(m, par, none, attn)) * (kept * inflight);
+                       (m.hybrid() ? hybrid.max_unrecomputed : layer_activation_bytes(m, par, none, attn, gathered)) * (kept * inflight);
     }
     Bytes transient{0};
     if (t.recompute == Recompute::full) {
       // Recomputing one layer re-materialises its full activations (no-recompute footprint).
       spec::Training none = t;
       none.recompute = Recompute::none;
-      transient += m.hybrid() ? hybrid.max_unrecomputed : layer_activation_bytes(m, par, none, attn);
+      transient += m.hybrid() ? hybrid.max_unrecomputed : layer_activation_bytes(m, par, none, attn, gathered);
     }
     if (st == 0 && shape.hidden_dropout)  // the embeddings' dropout mask (hidden dropout)
       sm.activations += bytes(shape.tokens * shape.hidden * shape.sp * inflight);

@@ -89,9 +89,12 @@ struct LocalLayerParams {
 /// to GQA, gated MLPs and any ffn size): sbh(10 + 24/t + 5as/(ht)) for GPT without SP; with SP the
 /// 10sbh share is divided by t; selective recompute or flash attention drops the 5as/h term;
 /// full recompute keeps the layer input 2sbh (/t with SP); torchtitan's per-op policy (op_sac)
-/// keeps the block's input and the outputs of the operations it saves.
+/// keeps the block's input and the outputs of the operations it saves. `tp_saves_gathered`: the
+/// stack keeps the sequence-parallel input its column-parallel linears gather whole for their
+/// backward (spec::Software::tp_saves_gathered_input), not the local shard.
 [[nodiscard]] Bytes layer_activation_bytes(const spec::Model& m, const spec::Parallel& par,
-                                           const spec::Training& t, spec::AttentionKernel attn);
+                                           const spec::Training& t, spec::AttentionKernel attn,
+                                           bool tp_saves_gathered = false);
 
 /// Micro-batches' worth of activations stage `stage` keeps in flight: 1F1B min(p - stage, m),
 /// times (1 + (p-1)/(p*v)) on the first stage with interleaving (Korthikanti et al. sec. 4.2.3);

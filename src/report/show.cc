@@ -249,6 +249,7 @@ nlohmann::json software_json(const spec::Software& w) {
           {"fsdp_fp32_params", w.fsdp_fp32_params},
           {"zero3_pp_gathered", w.zero3_pp_gathered},
           {"compile_loss", w.compile_loss},
+          {"tp_saves_gathered_input", w.tp_saves_gathered_input},
           {"tp_overlap_impl", spec::to_string(w.tp_overlap_impl)},
           {"bias_activation_fusion", w.bias_activation_fusion},
           {"bias_dropout_add_fusion", w.bias_dropout_add_fusion},

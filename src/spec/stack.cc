@@ -66,6 +66,7 @@ Software read_software(ObjectReader r) {
   s.fsdp_fp32_params = r.optional_boolean("fsdp_fp32_params").value_or(false);
   s.zero3_pp_gathered = r.optional_boolean("zero3_pp_gathered").value_or(false);
   s.compile_loss = r.optional_boolean("compile_loss").value_or(false);
+  s.tp_saves_gathered_input = r.optional_boolean("tp_saves_gathered_input").value_or(false);
   s.bias_activation_fusion = r.optional_boolean("bias_activation_fusion").value_or(true);
   s.bias_dropout_add_fusion = r.optional_boolean("bias_dropout_add_fusion").value_or(true);
   s.rope_fusion = r.optional_boolean("rope_fusion").value_or(true);

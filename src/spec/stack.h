@@ -222,6 +222,11 @@ struct Software {
   /// when PP is on; torch.distributed.pipelining turns gradient sync on for the last backward only,
   /// and FSDP2 accumulates the unsharded gradient in its reduce dtype meanwhile).
   bool zero3_pp_gathered = false;
+  /// With sequence-parallel TP the column-parallel linears keep the input they gathered whole for
+  /// their backward (PyTorch's DTensor tensor parallelism), not the local shard Megatron keeps and
+  /// gathers again (memory: cost::layer_activation_bytes; the backward's collectives are priced
+  /// without a second gather for every stack without tp_async_backward, schedule::add_tp).
+  bool tp_saves_gathered_input = false;
   /// torch.compile (spec::apply_compile) compiles the loss as well as the blocks, turning the
   /// `torch` cross-entropy into `compiled` (torchtitan's build_loss_fn since PR #1033, 2025-04).
   bool compile_loss = false;

@@ -236,3 +236,23 @@ TEST_CASE("cost::estimate_memory: PyTorch FSDP keeps fp32 parameters and no 16-b
   CHECK(cost::cross_entropy_peak_bytes(spec::CrossEntropy::torch) == 12.0);
   CHECK(cost::cross_entropy_peak_bytes(spec::CrossEntropy::te) == 6.0);
 }
+
+TEST_CASE("cost::layer_activation_bytes: PyTorch's TP keeps the gathered input whole", "[cost]") {
+  // torchtitan's plan gathers the sequence-parallel norm output once before the attention and once
+  // before the MLP; the matmuls keep it for their weight gradients: 2 x 2h bytes per token of the
+  // whole sequence on every TP rank, where Megatron keeps the 1/tp shard.
+  spec::Model m = spec::load_model(std::string(DTSIM_SOURCE_DIR) + "/models/llama3-8b.json");
+  spec::Parallel tp8{.tp = 8, .pp = 1, .dp = 1, .sequence_parallel = true};
+  spec::Training t{.micro_batch = 1, .global_batch = 8, .seq_len = 8192};
+  double megatron = cost::layer_activation_bytes(m, tp8, t, spec::AttentionKernel::flash).value();
+  double pytorch = cost::layer_activation_bytes(m, tp8, t, spec::AttentionKernel::flash, true).value();
+  CHECK_THAT(pytorch - megatron, WithinRel(8192.0 * 2 * 2 * 4096 * (1 - 1.0 / 8), 1e-12));
+  // Without SP there is nothing to gather; full recompute keeps only the block input either way.
+  spec::Parallel no_sp = tp8;
+  no_sp.sequence_parallel = false;
+  CHECK(cost::layer_activation_bytes(m, no_sp, t, spec::AttentionKernel::flash, true) ==
+        cost::layer_activation_bytes(m, no_sp, t, spec::AttentionKernel::flash));
+  t.recompute = spec::Recompute::full;
+  CHECK(cost::layer_activation_bytes(m, tp8, t, spec::AttentionKernel::flash, true) ==
+        cost::layer_activation_bytes(m, tp8, t, spec::AttentionKernel::flash));
+}
