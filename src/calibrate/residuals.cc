@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <span>
 #include <stdexcept>
 
 namespace dtsim::calibrate {
@@ -74,26 +75,48 @@ bool in_family(const spec::ResidualCase& run, const JobKey& job, const std::vect
          (relaxes(relaxed, Constraint::scale) || same_scale(run.gpus, job.gpus));
 }
 
-Uncertainty uncertainty(const std::vector<spec::ResidualCase>& runs, const JobKey& job) {
+namespace {
+
+// The interval over `runs` of the error `error` reads (nullopt: the run does not count), relaxing
+// the constraints of `order` one by one until kFamilyRuns match.
+Uncertainty interval(const std::vector<spec::ResidualCase>& runs, const JobKey& job, std::span<const Constraint> order,
+                     std::optional<double> (*error)(const spec::ResidualCase&), const char* missing) {
+  std::vector<spec::ResidualCase> counted;
+  for (const spec::ResidualCase& r : runs)
+    if (error(r)) counted.push_back(r);
   Uncertainty u;
-  std::vector<const spec::ResidualCase*> family = members(runs, job, u.relaxed);
-  for (Constraint c : kRelaxOrder) {
+  std::vector<const spec::ResidualCase*> family = members(counted, job, u.relaxed);
+  for (Constraint c : order) {
     if (family.size() >= kFamilyRuns) break;
     u.relaxed.push_back(c);
-    family = members(runs, job, u.relaxed);
+    family = members(counted, job, u.relaxed);
   }
   u.runs = family.size();
   u.family = family_of(job, u.relaxed, family);
   if (u.runs < kIntervalRuns) {
-    u.missing = "no comparable published runs";
+    u.missing = missing;
     return u;
   }
   for (const spec::ResidualCase* r : family) {
-    double m = measured_vs_predicted_pct(r->error_pct);
+    double m = measured_vs_predicted_pct(*error(*r));
     u.low_pct = std::min(u.low_pct.value_or(m), m);
     u.high_pct = std::max(u.high_pct.value_or(m), m);
   }
   return u;
+}
+
+std::optional<double> step_error(const spec::ResidualCase& r) { return r.error_pct; }
+std::optional<double> peak_error(const spec::ResidualCase& r) { return r.peak_error_pct; }
+
+}  // namespace
+
+Uncertainty uncertainty(const std::vector<spec::ResidualCase>& runs, const JobKey& job) {
+  return interval(runs, job, kRelaxOrder, step_error, "no comparable published runs");
+}
+
+Uncertainty peak_uncertainty(const std::vector<spec::ResidualCase>& runs, const JobKey& job) {
+  static constexpr Constraint kPeakOrder[] = {Constraint::scale, Constraint::precision, Constraint::gpu};
+  return interval(runs, job, kPeakOrder, peak_error, "no published run of this stack with a measured peak");
 }
 
 Uncertainty no_residuals(const std::string& why) { return Uncertainty{.missing = why}; }
@@ -103,7 +126,8 @@ std::optional<spec::ResidualCase> residual(const PreparedCase& p, const CaseOutc
   if (!e || !p.runnable()) return std::nullopt;
   return spec::ResidualCase{.id = o.id, .tier = o.tier, .gpu = gpu_preset(p.cluster), .cluster = p.cluster.name,
                             .framework = p.stack.name, .gpus = p.gpus,
-                            .precision = spec::to_string(p.resolved.train.precision), .error_pct = *e};
+                            .precision = spec::to_string(p.resolved.train.precision), .error_pct = *e,
+                            .peak_error_pct = o.peak_error_pct()};
 }
 
 spec::ResidualsFile residuals_file(const std::vector<PreparedCase>& prepared, const std::vector<CaseOutcome>& outcomes,

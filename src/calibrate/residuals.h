@@ -80,6 +80,11 @@ struct Uncertainty {
 /// Fewer than kIntervalRuns in the family chosen: no interval, `missing` says so.
 [[nodiscard]] Uncertainty uncertainty(const std::vector<spec::ResidualCase>& runs, const JobKey& job);
 
+/// The same for the job's predicted peak memory, over the runs whose measured peak is known: only
+/// runs of the job's own stack count (the memory model's mechanisms are the stack's), then scale,
+/// precision and GPU are relaxed in that order.
+[[nodiscard]] Uncertainty peak_uncertainty(const std::vector<spec::ResidualCase>& runs, const JobKey& job);
+
 /// No interval because there are no residuals to read; `why` says so ("no FILE").
 [[nodiscard]] Uncertainty no_residuals(const std::string& why);
 

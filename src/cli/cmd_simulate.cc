@@ -114,7 +114,8 @@ void add_simulate(CLI::App& app, Action& action) {
         spec::write_text_file("--svg", args->svg + "-breakdown.svg", report::breakdown_svg(sim.result, title));
         spec::write_text_file("--svg", args->svg + "-timeline.svg", report::timeline_svg(sim, title));
       }
-      std::string out = report::simulate_report(view(j), sim.result, mem, u, args->flags.json);
+      calibrate::Uncertainty peak = job_peak_uncertainty(args->flags, j.cluster, j.stack.name, j.gpus, j.train.precision);
+      std::string out = report::simulate_report(view(j), sim.result, mem, u, args->flags.json, &peak);
       if (args->kernels && args->flags.json) {
         nlohmann::json o = nlohmann::json::parse(out);
         o["kernels"] = report::kernels_json(schedule::listed_kernels(s));
@@ -132,13 +133,15 @@ void add_memory(CLI::App& app, Action& action) {
   auto args = std::make_shared<JobFlags>();
   CLI::App* mem = app.add_subcommand("memory", "Memory per GPU of a training job, and whether it fits");
   add_job_flags(*mem, *args, true);
+  add_residuals_flag(*mem, *args);
   mem->callback([args, mem, &action] {
     apply_imports(*mem, *args);
     action = [args] {
       Job j = resolve_job(*args);
       choose_recompute(j);
       auto est = cost::estimate_memory(j.model, j.cluster, j.par, j.train, j.software);
-      std::cout << report::memory_report(view(j), est, args->json);
+      calibrate::Uncertainty peak = job_peak_uncertainty(*args, j.cluster, j.stack.name, j.gpus, j.train.precision);
+      std::cout << report::memory_report(view(j), est, args->json, &peak);
       return 0;
     };
   });

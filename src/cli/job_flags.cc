@@ -178,16 +178,34 @@ void add_residuals_flag(CLI::App& app, JobFlags& f) {
                  "written by dtsim validate --residuals)");
 }
 
-calibrate::Uncertainty job_uncertainty(const JobFlags& f, const spec::Cluster& cluster, const std::string& framework,
-                                       std::int64_t gpus, spec::Dtype precision) {
+namespace {
+
+// The residuals an interval comes from (--residuals, else the data dir's), with `how` pricing the
+// job's key over them; no file in the data dir: no interval, said so.
+calibrate::Uncertainty job_interval(const JobFlags& f, const spec::Cluster& cluster, const std::string& framework,
+                                    std::int64_t gpus, spec::Dtype precision,
+                                    calibrate::Uncertainty (*how)(const std::vector<spec::ResidualCase>&,
+                                                                  const calibrate::JobKey&)) {
   std::string path = f.residuals.empty() ? spec::data_dir() + "/calibration/residuals.json" : f.residuals;
   if (!f.residuals.empty()) spec::require_path("--residuals", path);
   std::error_code ec;
   if (f.residuals.empty() && !std::filesystem::exists(path, ec))
     return calibrate::no_residuals("no residuals file (" + path + ")");
   spec::ResidualsFile file = spec::load_residuals_file(path);
-  return calibrate::uncertainty(file.cases, {.gpu = calibrate::gpu_preset(cluster), .framework = framework,
-                                             .precision = calibrate::precision_class(precision), .gpus = gpus});
+  return how(file.cases, {.gpu = calibrate::gpu_preset(cluster), .framework = framework,
+                          .precision = calibrate::precision_class(precision), .gpus = gpus});
+}
+
+}  // namespace
+
+calibrate::Uncertainty job_uncertainty(const JobFlags& f, const spec::Cluster& cluster, const std::string& framework,
+                                       std::int64_t gpus, spec::Dtype precision) {
+  return job_interval(f, cluster, framework, gpus, precision, calibrate::uncertainty);
+}
+
+calibrate::Uncertainty job_peak_uncertainty(const JobFlags& f, const spec::Cluster& cluster,
+                                            const std::string& framework, std::int64_t gpus, spec::Dtype precision) {
+  return job_interval(f, cluster, framework, gpus, precision, calibrate::peak_uncertainty);
 }
 
 namespace {

@@ -83,6 +83,10 @@ void add_residuals_flag(CLI::App& app, JobFlags& f);
 [[nodiscard]] calibrate::Uncertainty job_uncertainty(const JobFlags& f, const spec::Cluster& cluster,
                                                      const std::string& framework, std::int64_t gpus,
                                                      spec::Dtype precision);
+/// The same for the job's predicted peak memory (calibrate::peak_uncertainty).
+[[nodiscard]] calibrate::Uncertainty job_peak_uncertainty(const JobFlags& f, const spec::Cluster& cluster,
+                                                          const std::string& framework, std::int64_t gpus,
+                                                          spec::Dtype precision);
 
 /// The cluster's profile, or --calibration's, with --speed-spread applied.
 [[nodiscard]] spec::Calibration resolve_calibration(const JobFlags& f, const spec::Cluster& cluster);

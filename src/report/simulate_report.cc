@@ -52,13 +52,15 @@ nlohmann::json config_json(const JobView& j) {
           {"chunk_layers", cost::LayerPartition(*j.model, j.par).chunks()}};
 }
 
-nlohmann::json memory_json(const cost::MemoryEstimate& mem) {
+nlohmann::json memory_json(const cost::MemoryEstimate& mem, const calibrate::Uncertainty* peak) {
   const cost::StageMemory& s = mem.peak();
-  return {{"parameters_bytes", s.weights.value()}, {"gradients_bytes", s.gradients.value()},
-          {"optimizer_bytes", s.optimizer.value()}, {"activations_bytes", s.activations.value()},
-          {"other_bytes", s.other.value()}, {"peak_bytes_per_gpu", s.total().value()},
-          {"capacity_bytes", mem.capacity.value()}, {"fits", mem.fits()}, {"peak_stage", s.stage},
-          {"parameters_per_gpu", s.parameters}};
+  nlohmann::json j{{"parameters_bytes", s.weights.value()}, {"gradients_bytes", s.gradients.value()},
+                   {"optimizer_bytes", s.optimizer.value()}, {"activations_bytes", s.activations.value()},
+                   {"other_bytes", s.other.value()}, {"peak_bytes_per_gpu", s.total().value()},
+                   {"capacity_bytes", mem.capacity.value()}, {"fits", mem.fits()}, {"peak_stage", s.stage},
+                   {"parameters_per_gpu", s.parameters}};
+  if (peak) j["uncertainty"] = uncertainty_json(*peak);
+  return j;
 }
 
 std::string layout_line(const JobView& j) {
@@ -118,19 +120,6 @@ std::string header(const JobView& j) {
   return out;
 }
 
-std::string memory_table(const cost::MemoryEstimate& mem) {
-  const cost::StageMemory& s = mem.peak();
-  Table t({"memory (stage " + std::to_string(s.stage) + ", most loaded)", "GiB"});
-  auto row = [&t](const char* name, Bytes b) { t.add({name, fixed(to_gib(b), 2)}); };
-  row("parameters", s.weights);
-  row("gradients", s.gradients);
-  row("optimizer states", s.optimizer);
-  row("activations", s.activations);
-  row("other (buffers, workspace, allocator)", s.other);
-  row("peak", s.total());
-  row("capacity", mem.capacity);
-  return t.render() + (mem.fits() ? "  fits\n" : "  DOES NOT FIT\n");
-}
 
 // A signed whole percentage: "+9%", "-4%", "+0%" (never "-0%").
 std::string signed_pct(double v) {
@@ -153,6 +142,35 @@ std::string family_text(const calibrate::Uncertainty& u) {
          " runs matched otherwise";
 }
 
+// The interval around `value` (in `unit`, `digits` decimals) the family's runs give, for one line:
+// "8.553-9.712 s: measured -4% / +9% of the prediction on 19 comparable published runs (...)",
+// or "none: " and why.
+std::string interval_text(const calibrate::Uncertainty& u, double value, int digits, const std::string& unit) {
+  if (!u.low_pct || !u.high_pct) {
+    if (!u.family) return "none: " + u.missing;
+    return "none: " + u.missing + " (" + std::to_string(u.runs) + " in the widest family: " + family_text(u) + ")";
+  }
+  return fixed(value * (1 + *u.low_pct / 100), digits) + "-" + fixed(value * (1 + *u.high_pct / 100), digits) + unit +
+         ": measured " + signed_pct(*u.low_pct) + " / " + signed_pct(*u.high_pct) + " of the prediction on " +
+         std::to_string(u.runs) + " comparable published runs (" + family_text(u) + ")";
+}
+
+std::string memory_table(const cost::MemoryEstimate& mem, const calibrate::Uncertainty* peak) {
+  const cost::StageMemory& s = mem.peak();
+  Table t({"memory (stage " + std::to_string(s.stage) + ", most loaded)", "GiB"});
+  auto row = [&t](const char* name, Bytes b) { t.add({name, fixed(to_gib(b), 2)}); };
+  row("parameters", s.weights);
+  row("gradients", s.gradients);
+  row("optimizer states", s.optimizer);
+  row("activations", s.activations);
+  row("other (buffers, workspace, allocator)", s.other);
+  row("peak", s.total());
+  row("capacity", mem.capacity);
+  std::string out = t.render() + (mem.fits() ? "  fits\n" : "  DOES NOT FIT\n");
+  if (peak) out += "  peak interval " + interval_text(*peak, to_gib(s.total()), 1, " GiB") + "\n";
+  return out;
+}
+
 template <class T>
 nlohmann::json or_null(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
@@ -160,15 +178,7 @@ nlohmann::json or_null(const std::optional<T>& v) {
 
 }  // namespace
 
-std::string uncertainty_text(const calibrate::Uncertainty& u, double step_s) {
-  if (!u.low_pct || !u.high_pct) {
-    if (!u.family) return "none: " + u.missing;
-    return "none: " + u.missing + " (" + std::to_string(u.runs) + " in the widest family: " + family_text(u) + ")";
-  }
-  return fixed(step_s * (1 + *u.low_pct / 100), 3) + "-" + fixed(step_s * (1 + *u.high_pct / 100), 3) +
-         " s: measured " + signed_pct(*u.low_pct) + " / " + signed_pct(*u.high_pct) + " of the prediction on " +
-         std::to_string(u.runs) + " comparable published runs (" + family_text(u) + ")";
-}
+std::string uncertainty_text(const calibrate::Uncertainty& u, double step_s) { return interval_text(u, step_s, 3, " s"); }
 
 nlohmann::json uncertainty_json(const calibrate::Uncertainty& u) {
   const calibrate::Family& f = u.family.value_or(calibrate::Family{});
@@ -192,16 +202,17 @@ std::string pace_text(double pace, std::int64_t gpus, double speed_spread, const
          fixed(100 * speed_spread, 1) + "% in " + profile + ")";
 }
 
-std::string memory_report(const JobView& job, const cost::MemoryEstimate& mem, bool json) {
+std::string memory_report(const JobView& job, const cost::MemoryEstimate& mem, bool json,
+                          const calibrate::Uncertainty* peak) {
   if (json) {
-    nlohmann::json j{{"config", config_json(job)}, {"memory", memory_json(mem)},
+    nlohmann::json j{{"config", config_json(job)}, {"memory", memory_json(mem, peak)},
                      {"parameters", cost::count_params(*job.model).total(job.model->layers)}, {"notes", job.notes}};
     nlohmann::json stages = nlohmann::json::array();
     for (const auto& s : mem.stages) stages.push_back({{"stage", s.stage}, {"peak_bytes", s.total().value()}});
     j["stages"] = stages;
     return spec::json_text(j) + "\n";
   }
-  return header(job) + "\n" + memory_table(mem);
+  return header(job) + "\n" + memory_table(mem, peak);
 }
 
 std::string moe_routing_text(const JobView& job) {
@@ -219,11 +230,11 @@ std::string moe_routing_text(const JobView& job) {
 }
 
 std::string simulate_report(const JobView& job, const engine::StepResult& r, const cost::MemoryEstimate& mem,
-                            const calibrate::Uncertainty& u, bool json) {
+                            const calibrate::Uncertainty& u, bool json, const calibrate::Uncertainty* peak) {
   if (json) {
     nlohmann::json j{{"step_time_s", r.step_time.value()}, {"tokens_per_s", r.tokens_per_s},
                      {"model_tflops_per_gpu", r.model_tflops_per_gpu}, {"mfu", r.mfu}, {"hfu", r.hfu},
-                     {"memory", memory_json(mem)}, {"config", config_json(job)}, {"notes", job.notes},
+                     {"memory", memory_json(mem, peak)}, {"config", config_json(job)}, {"notes", job.notes},
                      {"critical_stage", r.critical_stage}, {"microbatches", r.microbatches}, {"tasks", r.tasks},
                      {"pace", r.pace}, {"uncertainty", uncertainty_json(u)}};
     if (job.model->is_moe())
@@ -252,7 +263,7 @@ std::string simulate_report(const JobView& job, const engine::StepResult& r, con
   for (std::size_t c = 0; c < schedule::kCategories; ++c)
     t.add({schedule::to_string(static_cast<schedule::Category>(c)), fixed(r.breakdown[c].value(), 3),
            fixed(100 * r.breakdown[c].value() / r.step_time.value(), 1) + "%"});
-  return out + t.render() + "\n" + memory_table(mem);
+  return out + t.render() + "\n" + memory_table(mem, peak);
 }
 
 std::string chrome_trace(const engine::Simulation& sim) {

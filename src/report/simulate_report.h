@@ -50,12 +50,15 @@ struct JobView {
 /// "gpus_max"}, "relaxed": [...], "reason"}: null members where there is nothing to say.
 [[nodiscard]] nlohmann::json uncertainty_json(const calibrate::Uncertainty& u);
 
-/// Memory of the most loaded GPU as a table, or JSON {parameters, memory: {...}}.
-[[nodiscard]] std::string memory_report(const JobView& job, const cost::MemoryEstimate& mem, bool json);
-/// Step time and its interval (`u`), throughput, MFU, memory and the breakdown; JSON per DESIGN.md.
+/// Memory of the most loaded GPU as a table, or JSON {parameters, memory: {...}}; with `peak`, the
+/// interval of the predicted peak (memory.uncertainty in JSON).
+[[nodiscard]] std::string memory_report(const JobView& job, const cost::MemoryEstimate& mem, bool json,
+                                        const calibrate::Uncertainty* peak = nullptr);
+/// Step time and its interval (`u`), throughput, MFU, memory (with its interval, `peak`) and the
+/// breakdown; JSON per DESIGN.md.
 [[nodiscard]] std::string simulate_report(const JobView& job, const engine::StepResult& r,
                                           const cost::MemoryEstimate& mem, const calibrate::Uncertainty& u,
-                                          bool json);
+                                          bool json, const calibrate::Uncertainty* peak = nullptr);
 /// Chrome trace JSON: one process per pipeline stage, one thread per stream.
 [[nodiscard]] std::string chrome_trace(const engine::Simulation& sim);
 

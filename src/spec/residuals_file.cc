@@ -12,12 +12,16 @@ namespace {
 constexpr const char* kSchema = "dtsim-residuals/1";
 
 // A signed percentage: any finite number above -100 (a prediction of zero or less is no prediction).
-double error_pct(ObjectReader& e, const nlohmann::json& element) {
-  e.skip("error_pct");
-  auto it = element.find("error_pct");
-  if (it == element.end()) e.fail("error_pct", "missing required key");
+// nullopt when an optional key is absent.
+std::optional<double> error_pct(ObjectReader& e, const nlohmann::json& element, const char* key, bool required) {
+  e.skip(key);
+  auto it = element.find(key);
+  if (it == element.end()) {
+    if (required) e.fail(key, "missing required key");
+    return std::nullopt;
+  }
   if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= -100)
-    e.fail("error_pct", "expected a number > -100 (predicted vs measured, percent), got " + describe(*it));
+    e.fail(key, "expected a number > -100 (predicted vs measured, percent), got " + describe(*it));
   return it->get<double>();
 }
 
@@ -32,7 +36,8 @@ ResidualCase parse_case(const nlohmann::json& element, const std::string& file, 
   c.gpus = e.integer("gpus", 1, std::int64_t{1} << 24);
   static const char* const kPrecisions[] = {"fp16", "bf16", "fp8", "fp4"};
   c.precision = kPrecisions[e.choice("precision", {"fp16", "bf16", "fp8", "fp4"})];
-  c.error_pct = error_pct(e, element);
+  c.error_pct = *error_pct(e, element, "error_pct", true);
+  c.peak_error_pct = error_pct(e, element, "peak_error_pct", false);
   e.finish();
   return c;
 }
@@ -64,10 +69,13 @@ ResidualsFile load_residuals_file(const std::string& path) { return parse_residu
 
 std::string residuals_file_text(const ResidualsFile& f) {
   nlohmann::json cases = nlohmann::json::array();
-  for (const ResidualCase& c : f.cases)
-    cases.push_back({{"id", c.id}, {"tier", c.tier}, {"gpu", c.gpu}, {"cluster", c.cluster},
-                     {"framework", c.framework}, {"gpus", c.gpus}, {"precision", c.precision},
-                     {"error_pct", rounded(c.error_pct)}});
+  for (const ResidualCase& c : f.cases) {
+    nlohmann::json one{{"id", c.id}, {"tier", c.tier}, {"gpu", c.gpu}, {"cluster", c.cluster},
+                       {"framework", c.framework}, {"gpus", c.gpus}, {"precision", c.precision},
+                       {"error_pct", rounded(c.error_pct)}};
+    if (c.peak_error_pct) one["peak_error_pct"] = rounded(*c.peak_error_pct);
+    cases.push_back(one);
+  }
   nlohmann::json j{{"schema", kSchema}, {"source", f.source}, {"count", f.cases.size()}, {"cases", cases}};
   return spec::json_text(j) + "\n";
 }

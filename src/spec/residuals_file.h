@@ -4,6 +4,7 @@
 // `dtsim simulate` and `dtsim plan` read them to say how far measured runs like the job fell
 // from dtsim's predictions (calibrate/residuals.h).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ struct ResidualCase {
   std::int64_t gpus = 0;
   std::string precision;  ///< training precision as simulated: "fp16", "bf16", "fp8" or "fp4"
   double error_pct = 0;   ///< (predicted - measured) / measured * 100; > -100
+  /// The memory model's peak against the run's measured one, the same way (when the case has one).
+  std::optional<double> peak_error_pct;
   bool operator==(const ResidualCase&) const = default;
 };
 

@@ -166,3 +166,23 @@ TEST_CASE("calibrate::residuals_file: one entry per predicted case", "[calibrate
                                          .framework = "nemo", .gpus = 128, .precision = "fp8", .error_pct = 20});
   CHECK_THROWS_AS(calibrate::residuals_file({p}, {}, "s"), std::logic_error);
 }
+
+TEST_CASE("calibrate::peak_uncertainty: the job's own stack's runs with a measured peak", "[calibrate]") {
+  // Peak errors on the nemo runs a-f (e +25, -20, 0, +60, -37.5, +400 -> m -20, +25, 0, -37.5, +60, -80)
+  // and on megatron-core's g; the step errors of the same runs are not read.
+  std::vector<spec::ResidualCase> r = runs();
+  const double peaks[] = {25, -20, 0, 60, -37.5, 400, -50};
+  for (std::size_t i = 0; i < 7; ++i) r[i].peak_error_pct = peaks[i];
+  // nemo at 512 GPUs: a-e are within 8x of 512 (64-4096), five runs: the full family.
+  calibrate::Uncertainty u = calibrate::peak_uncertainty(r, job("h100-sxm5-80gb", "nemo", k16, 512));
+  CHECK(u.runs == 5);
+  check_interval(u, -37.5, 60);
+  // megatron-core has one run with a peak: scale, precision and GPU are relaxed, never the stack.
+  u = calibrate::peak_uncertainty(r, job("h100-sxm5-80gb", "megatron-core", k16, 512));
+  CHECK(u.runs == 1);
+  CHECK_FALSE(u.low_pct);
+  CHECK(u.family->framework == "megatron-core");
+  CHECK(u.missing == "no published run of this stack with a measured peak");
+  // No run of megatron-lm has a measured peak.
+  CHECK(calibrate::peak_uncertainty(r, job("a100-sxm4-80gb", "megatron-lm", k16, 64)).runs == 0);
+}

@@ -472,6 +472,25 @@ TEST_CASE("cli validate: torchtitan's published peak memory from its stack's mec
   CHECK(j.at("peak_memory").at("median_abs_pct").get<double>() < 5.0);
 }
 
+TEST_CASE("cli simulate and memory: the predicted peak's interval from published runs of the stack", "[cli]") {
+  const std::string job = " --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 16 --mbs 2 --seq 8192 --recompute selective ";
+  // calibration/residuals.json carries the torchtitan holdout's measured peaks (pytorch-fsdp).
+  json mem = run_json("memory" + job + "--framework torchtitan --json");
+  const json& u = mem.at("memory").at("uncertainty");
+  CHECK(u.at("runs").get<int>() >= 3);
+  CHECK(u.at("family").at("framework") == "pytorch-fsdp");
+  CHECK(u.at("low_pct").get<double>() <= u.at("high_pct").get<double>());
+  json sim = run_json("simulate" + job + "--framework torchtitan --json");
+  CHECK(sim.at("memory").at("uncertainty") == u);
+  // No Megatron-Core run printed its peak: no interval, and the stack is never relaxed.
+  json mcore = run_json("memory" + job + "--framework megatron-core --json");
+  CHECK(mcore.at("memory").at("uncertainty").at("low_pct").is_null());
+  CHECK(mcore.at("memory").at("uncertainty").at("reason") == "no published run of this stack with a measured peak");
+  auto text = run_dtsim("memory" + job + "--framework torchtitan");
+  REQUIRE(text.status == 0);
+  CHECK_THAT(text.out, Contains("  peak interval ") && Contains(" GiB: measured "));
+}
+
 TEST_CASE("cli simulate: without --zero, the stack's ZeRO stage", "[cli]") {
   const std::string job = "simulate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 16 --seq 8192 --recompute full ";
   auto zero = [&](const std::string& more) {

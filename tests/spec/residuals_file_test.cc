@@ -57,6 +57,12 @@ TEST_CASE("spec::residuals_file_text: round-trips, keys sorted, errors rounded t
   CHECK(back.cases[0].error_pct == -1.235);
   CHECK(back.cases[1].error_pct == 7.0);
   CHECK(residuals_file_text(back) == residuals_file_text(f));
+  // A case's peak-memory error is written only when it has one, and read back.
+  CHECK(text.find("peak_error_pct") == std::string::npos);
+  f.cases[1].peak_error_pct = -6.0004;
+  back = parse_residuals_file(residuals_file_text(f), "res.json");
+  CHECK(back.cases[1].peak_error_pct == -6.0);
+  CHECK_FALSE(back.cases[0].peak_error_pct);
 }
 
 TEST_CASE("spec::parse_residuals_file: errors name the file and the JSON pointer", "[spec]") {
@@ -76,7 +82,10 @@ TEST_CASE("spec::parse_residuals_file: errors name the file and the JSON pointer
   CHECK_THAT(error_of(with(", \"error_pct\": 12", "")), Equals("res.json:/cases/1/error_pct: missing required key"));
   CHECK_THAT(error_of(with("\"tier\": \"dense16\",", "\"tier\": \"dense16\", \"when\": 1,")),
              Equals("res.json:/cases/0/when: unknown key (expected one of: cluster, error_pct, framework, gpu, gpus, "
-                    "id, precision, tier)"));
+                    "id, peak_error_pct, precision, tier)"));
+  // The optional peak-memory error is checked as the step's is.
+  CHECK_THAT(error_of(with("\"error_pct\": 12", "\"error_pct\": 12, \"peak_error_pct\": -100")),
+             Equals("res.json:/cases/1/peak_error_pct: expected a number > -100 (predicted vs measured, percent), got -100"));
   CHECK_THAT(error_of(with("\"source\": \"dtsim validate runs.json\", ", "")),
              Equals("res.json:/source: missing required key"));
   // The text ends after its 11 characters: column 12.
