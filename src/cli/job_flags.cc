@@ -113,9 +113,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool with_layout) {
   app.add_option("--grad-dtype", f.grad_dtype, "fp32|fp16|bf16 gradient (and reduction) type (default: the stack's)");
   app.add_option("--optimizer", f.optimizer, "adam|sgd|muon (Muon: Megatron-Core's layer-wise distributed Muon)");
   app.add_option("--attention", f.attention,
-                 "flash|flash2|unfused: fused attention as the profile measures it (cuDNN on Hopper and Blackwell), "
-                 "FlashAttention-2 (what Transformer Engine runs with NVTE_FUSED_ATTN=0), or Megatron's unfused "
-                 "attention (default: the stack's)");
+                 "flash|flash2|flash_triton|unfused: fused attention as the profile measures it (cuDNN on Hopper and "
+                 "Blackwell), FlashAttention-2 (what Transformer Engine runs with NVTE_FUSED_ATTN=0), FlashAttention "
+                 "in Triton (llm-foundry's attn_impl triton of 2023), or Megatron's unfused attention (default: the "
+                 "stack's)");
   app.add_option("--tp-comm-overlap", f.tp_comm_overlap, "on|off: TP collectives pipelined with GEMMs");
   app.add_option("--compile", f.compile,
                  "on|off: torch.compile of each transformer block fuses the element-wise chains of eager model code "
@@ -276,11 +277,12 @@ spec::Training resolve_training(const JobFlags& f, const spec::Stack& stack, con
 spec::Software resolve_software(const JobFlags& f, const spec::Software& d) {
   spec::Software s = d;
   if (!f.attention.empty()) {
-    if (f.attention != "flash" && f.attention != "flash2" && f.attention != "unfused")
-      throw SpecError("--attention", "expected flash, flash2 or unfused, got \"" + f.attention + "\"");
-    s.attention = f.attention == "flash"    ? spec::AttentionKernel::flash
-                  : f.attention == "flash2" ? spec::AttentionKernel::flash2
-                                            : spec::AttentionKernel::unfused;
+    if (f.attention != "flash" && f.attention != "flash2" && f.attention != "flash_triton" && f.attention != "unfused")
+      throw SpecError("--attention", "expected flash, flash2, flash_triton or unfused, got \"" + f.attention + "\"");
+    s.attention = f.attention == "flash"          ? spec::AttentionKernel::flash
+                  : f.attention == "flash2"       ? spec::AttentionKernel::flash2
+                  : f.attention == "flash_triton" ? spec::AttentionKernel::flash_triton
+                                                  : spec::AttentionKernel::unfused;
   }
   if (on_off("--compile", f.compile, false)) spec::apply_compile(s);
   s.tp_comm_overlap = on_off("--tp-comm-overlap", f.tp_comm_overlap, d.tp_comm_overlap);

@@ -66,12 +66,17 @@ double gemm_elem_bytes(Dtype precision) {
 // sbhd, forward + backward 0.594 ms at p = 0 and 0.614 ms at p = 0.1 on H200 (NVIDIA/
 // TransformerEngine issue #3312, TE 2.14): 0.594 / 0.614 of the throughput, applied to both passes.
 constexpr double kFusedAttentionDropout = 0.594 / 0.614;
+// FlashAttention in Triton against FlashAttention-2, forward and backward (the flash_triton kind;
+// Dao, FlashAttention-2, arXiv:2307.08691 sec. 4.1: FlashAttention-2 "around 1.3-1.5x faster ... in
+// the forward pass and around 2x faster in the backward pass", on an A100 80GB).
+constexpr double kTritonFwd = 1.4;
+constexpr double kTritonBwd = 2.0;
 
 // Packed sequences (THD with cu_seqlens) attend within each sample: seq/sample causal blocks of
 // sample^2/2 pairs, seq*sample/2 in all, each kernel as long as a sample. Megatron-LM's unfused
 // attention packs with a block-diagonal mask (--reset-attention-mask) over the whole sequence
 // instead, so it keeps the full cost.
-void flash(std::vector<Op>& out, const LayerShape& s, bool backward, bool flash2) {
+void flash(std::vector<Op>& out, const LayerShape& s, bool backward, AttentionKernel kind) {
   double span = s.attention_span();
   double causal = 2.0 * s.batch * s.heads * s.seq * span * (s.head_dim + s.v_dim) * 0.5 / s.cp;
   double io = s.tokens * (2 * s.q_width + 2 * s.kv_width) * kAct;
@@ -85,7 +90,8 @@ void flash(std::vector<Op>& out, const LayerShape& s, bool backward, bool flash2
     op.bytes = bytes(pass * io * layer_share);
     op.kernels = layer_share;
     if (s.attention_dropout) op.efficiency_scale = kFusedAttentionDropout;
-    op.flash2 = flash2;
+    op.flash2 = kind == AttentionKernel::flash2 || kind == AttentionKernel::flash_triton;
+    op.flash_triton = kind == AttentionKernel::flash_triton;
     out.push_back(std::move(op));
   };
   double rank_span = span / s.cp;
@@ -442,6 +448,9 @@ OpTiming op_timing(const Op& op, const ComputeContext& ctx) {
     // op.k: the heads' width (flash()).
     t.efficiency = cal.flash_efficiency(ctx.gpu->name, op.backward, op.m, op.k) * op.efficiency_scale;
     if (op.flash2) t.efficiency *= op.backward ? cal.flash2_bwd_ratio : cal.flash2_fwd_ratio;
+    // FlashAttention-2 is "around 1.3-1.5x faster than FlashAttention in Triton in the forward pass
+    // and around 2x faster in the backward pass" (arXiv:2307.08691 sec. 4.1): 1.4 and 2.
+    if (op.flash_triton) t.efficiency /= op.backward ? kTritonBwd : kTritonFwd;
     // Attention runs in 16 bits even in fp8 recipes (Transformer Engine keeps DPA in bf16).
     t.compute = op.flops / (ctx.gpu->peak(Dtype::bf16) * t.efficiency);
   }
@@ -687,7 +696,7 @@ std::vector<Op> layer_forward(const LayerShape& s, AttentionKernel attn, Dtype p
   for (Op& op : lora_ops(s, false)) ops.push_back(std::move(op));
   if (!s.attention) {
   } else if (attn != AttentionKernel::unfused) {
-    flash(ops, s, false, attn == AttentionKernel::flash2);
+    flash(ops, s, false, attn);
   } else {
     unfused_forward(ops, s);
   }
@@ -712,7 +721,7 @@ std::vector<Op> layer_backward(const LayerShape& s, AttentionKernel attn, Dtype 
     if (Op* op = find(ops, name)) split_rows(*op, overlap.ring_splits);
   if (!s.attention) {
   } else if (attn != AttentionKernel::unfused) {
-    flash(ops, s, true, attn == AttentionKernel::flash2);
+    flash(ops, s, true, attn);
   } else {
     unfused_backward(ops, s);
   }

@@ -40,6 +40,8 @@ struct Op {
   double efficiency_scale = 1;
   /// Attention: FlashAttention-2's kernels, at the profile's flash2 ratio of its flash curve.
   bool flash2 = false;
+  /// Attention: FlashAttention in Triton, FlashAttention-2's time x kTritonFwd / kTritonBwd.
+  bool flash_triton = false;
   /// GEMM outside Transformer Engine's fp8/fp4 autocast (Megatron-Core's LM head and MoE router):
   /// it runs in bf16 whatever the run's precision.
   bool bf16_only = false;

@@ -32,7 +32,7 @@ std::optional<std::string> as_month(const std::string& date) {
 
 Software read_software(ObjectReader r) {
   Software s;
-  s.attention = static_cast<AttentionKernel>(r.choice("attention", {"flash", "unfused", "flash2"}));
+  s.attention = static_cast<AttentionKernel>(r.choice("attention", {"flash", "unfused", "flash2", "flash_triton"}));
   s.tp_comm_overlap = r.boolean("tp_comm_overlap");
   s.tp_overlap_impl = static_cast<TpOverlapImpl>(
       r.optional_choice("tp_overlap_impl", {"userbuffers", "micro_pipeline"}).value_or(0));
@@ -129,7 +129,7 @@ Stack read_version(ObjectReader r, const std::string& name) {
         if (other.gpu == gr.gpu) g.fail("gpu", "expected one entry per GPU, got " + gr.gpu + " again");
       if (auto d = g.optional_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}))
         gr.moe_dispatcher = static_cast<MoeDispatcher>(*d);
-      if (auto k = g.optional_choice("attention", {"flash", "unfused", "flash2"}))
+      if (auto k = g.optional_choice("attention", {"flash", "unfused", "flash2", "flash_triton"}))
         gr.attention = static_cast<AttentionKernel>(*k);
       g.skip("source");
       g.finish();
@@ -196,15 +196,17 @@ const char* to_string(AttentionKernel k) {
     case AttentionKernel::flash: return "flash";
     case AttentionKernel::unfused: return "unfused";
     case AttentionKernel::flash2: return "flash2";
+    case AttentionKernel::flash_triton: return "flash_triton";
   }
   return "?";
 }
 
 void check_attention(AttentionKernel attention, const ComputeCalibration& cal, const std::string& cal_name,
                      const std::string& where) {
-  if (attention == AttentionKernel::flash2 && (cal.flash2_fwd_ratio <= 0 || cal.flash2_bwd_ratio <= 0))
+  bool fa2_based = attention == AttentionKernel::flash2 || attention == AttentionKernel::flash_triton;
+  if (fa2_based && (cal.flash2_fwd_ratio <= 0 || cal.flash2_bwd_ratio <= 0))
     throw SpecError(where, "expected a calibration profile with flash2_ratio (FlashAttention-2 measured against its "
-                           "flash curve) for flash2, got " + cal_name + " without one");
+                           "flash curve) for " + std::string(to_string(attention)) + ", got " + cal_name + " without one");
 }
 
 const char* to_string(MainGrads g) {

@@ -20,7 +20,11 @@ namespace dtsim::spec {
 /// FlashAttention-2 (Dao's flash-attn 2.x), which Transformer Engine runs instead of cuDNN when a
 /// recipe turns its fused attention off (NVTE_FUSED_ATTN=0) and FlashAttention-3 is not installed;
 /// the profile prices it against its flash curve (ComputeCalibration::flash2_fwd_ratio).
-enum class AttentionKernel { flash, unfused, flash2 };
+/// flash_triton: FlashAttention in Triton (HazyResearch flash_attn_triton.py, the kernel of llm-foundry's
+/// `attn_impl: triton` before it supported FlashAttention-2), priced from FlashAttention-2's: "around
+/// 1.3-1.5x faster than FlashAttention in Triton in the forward pass and around 2x faster in the
+/// backward pass" (Dao, FlashAttention-2, arXiv:2307.08691 sec. 4.1, A100 80GB): 1/1.4 and 1/2.
+enum class AttentionKernel { flash, unfused, flash2, flash_triton };
 
 /// The type a stack accumulates and reduces weight gradients in ("main grads").
 enum class MainGrads {

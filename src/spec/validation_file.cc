@@ -260,7 +260,7 @@ RecipesFile parse_recipes_file(const std::string& text, const std::string& file)
     f.bf16_layers_start = e.optional_integer("bf16_layers_start", 0, 1 << 20);
     f.bf16_layers_end = e.optional_integer("bf16_layers_end", 0, 1 << 20);
     if (auto o = e.optional_choice("optimizer", {"adam", "sgd", "muon"})) f.optimizer = static_cast<Optimizer>(*o);
-    if (auto a = e.optional_choice("attention", {"flash", "unfused", "flash2"})) f.attention = static_cast<AttentionKernel>(*a);
+    if (auto a = e.optional_choice("attention", {"flash", "unfused", "flash2", "flash_triton"})) f.attention = static_cast<AttentionKernel>(*a);
     f.compile = e.optional_boolean("compile");
     f.tp_comm_overlap = e.optional_boolean("tp_comm_overlap");
     if (auto p = e.optional_choice("peft", {"none", "lora"})) f.peft = static_cast<Peft>(*p);

@@ -374,7 +374,7 @@ TEST_CASE("cli simulate --attention flash2: FlashAttention-2 where the profile m
   // A profile without the measurement refuses it, naming the flag.
   check_bad(job + " --cluster dgx-b200 --attention flash2",
             Contains("--attention: expected a calibration profile with flash2_ratio") && Contains("dgx-b200"));
-  check_bad(job + " --cluster dgx-h100 --attention flash3", Contains("--attention: expected flash, flash2 or unfused"));
+  check_bad(job + " --cluster dgx-h100 --attention flash3", Contains("--attention: expected flash, flash2, flash_triton or unfused"));
   // A validation case takes it from its recipe, and says so.
   TempDir tmp;
   // (A DGX Cloud Nemotron-4 15B run, whose own recipe keeps cuDNN attention, given FlashAttention-2.)

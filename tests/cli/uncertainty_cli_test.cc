@@ -449,8 +449,17 @@ TEST_CASE("calibration/holdout/torchtitan.json and llm-foundry.json: PyTorch FSD
   });
   CHECK(predicted.at("torchtitan-2024-12-L3.1-8B-8xH100-fsdp8-fsdp-compile") <
         0.9 * predicted.at("torchtitan-2024-12-L3.1-8B-8xH100-fsdp8-fsdp"));
-  // llm-foundry's runs name Composer, which wraps FSDP1 and steps its own optimizer loop.
-  predictions(validate_holdout("llm-foundry", 43), [](const json& c) { CHECK(c.at("stack") == "composer@fsdp1"); });
+  // llm-foundry's runs name Composer, which wraps FSDP1 and steps its own optimizer loop. The 2023
+  // tables predate llm-foundry's FlashAttention-2 support: their recipes say FlashAttention in
+  // Triton; the large-scale table of 2024 runs FlashAttention-2.
+  auto lf = predictions(validate_holdout("llm-foundry", 98), [](const json& c) {
+    CHECK(c.at("stack") == "composer@fsdp1");
+    const std::string id = c.at("id").get<std::string>(), a = c.at("assumptions").dump();
+    bool fa2 = id.find("-ls-") != std::string::npos || id.find("-fp8-") != std::string::npos;
+    CHECK(a.find(fa2 ? "attention null -> flash2" : "attention null -> flash_triton") != std::string::npos);
+  });
+  // At a fixed 2^20 tokens per step the attention's share grows with the sequence.
+  CHECK(lf.at("llmfoundry-mpt7b-a100-s65536-8xA100-80GB") > 1.5 * lf.at("llmfoundry-mpt7b-a100-s4096-8xA100-80GB"));
 }
 
 TEST_CASE("calibration/holdout/megatron-lm-2020.json: the 2020 weak-scaling table is predicted", "[cli]") {

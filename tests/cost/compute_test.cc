@@ -712,6 +712,27 @@ TEST_CASE("cost: Megatron's unfused attention on an A100 as FlashAttention's ben
   CHECK(ms(2048, true) < 8.86);
 }
 
+TEST_CASE("cost::op_timing: FlashAttention in Triton takes 1.4x FlashAttention-2's forward time and 2x its backward", "[cost]") {
+  // FlashAttention-2 is "around 1.3-1.5x faster than FlashAttention in Triton in the forward pass
+  // and around 2x faster in the backward pass" (arXiv:2307.08691 sec. 4.1).
+  setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, 1);
+  for (const char* name : {"dgx-h100", "dgx-a100"}) {
+    spec::Calibration cal = spec::load_calibration(name);
+    spec::Gpu gpu = spec::load_gpu(std::string(name) == "dgx-h100" ? "h100-sxm5-80gb" : "a100-sxm4-80gb");
+    cost::ComputeContext ctx{&gpu, &cal.compute, spec::Dtype::bf16};
+    cost::LayerShape s = gpt3_tp4();
+    for (bool backward : {false, true}) {
+      auto fa2 = bf16_pass(s, spec::AttentionKernel::flash2, backward);
+      auto triton = bf16_pass(s, spec::AttentionKernel::flash_triton, backward);
+      std::string op = backward ? "attn.core.bwd" : "attn.core";
+      CHECK(named(triton, op).flops.value() == named(fa2, op).flops.value());
+      CHECK_THAT(cost::op_timing(named(triton, op), ctx).compute.value(),
+                 WithinRel(cost::op_timing(named(fa2, op), ctx).compute.value() * (backward ? 2.0 : 1.4), 1e-9));
+      CHECK(triton.size() == fa2.size());
+    }
+  }
+}
+
 TEST_CASE("cost::op_timing: FlashAttention-2 runs the profile's flash2 ratio of its flash curve", "[cost]") {
   // dgx-h100's ratio: FlashAttention-2 against cuDNN in FlashAttention-3's figures (causal forward
   // 0.620, backward 0.637 at head width 128, calibration/dgx-h100.md).

@@ -123,7 +123,7 @@ TEST_CASE("spec::software_on: a stack's recipes for one GPU", "[spec]") {
   CHECK_THROWS_WITH(
       parse_stack_family(with(R"("defaults": {}}]})", R"("defaults": {}, "gpu_recipes": [{"gpu": "h100-sxm5-80gb",
                                  "attention": "fa3", "source": "s"}]}]})"), "toy.json"),
-      StartsWith("toy.json:/versions/1/gpu_recipes/0/attention: expected one of flash, unfused, flash2"));
+      StartsWith("toy.json:/versions/1/gpu_recipes/0/attention: expected one of flash, unfused, flash2, flash_triton"));
 }
 
 TEST_CASE("spec::load_stack and find_stack: by name, version or date", "[spec]") {
